@@ -1,0 +1,138 @@
+"""The one protocol every model backend implements, and the records it speaks in.
+
+Every role (answerer, orchestrator, controller, generator, evaluators) talks to a
+:class:`LanguageModel` through :meth:`LanguageModel.chat`. Backends that can see inside the model
+(llama.cpp, transformers, the fake) also implement :class:`WhiteBoxModel`, which the HRS signals
+need: continuation with per-token log-probabilities, the label distribution at an answer slot,
+and a hidden-state embedding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from medgate.records import Record, Usage
+
+
+class ChatMessage(Record):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ChatReply(Record):
+    """A model's reply to a chat request."""
+
+    text: str
+    usage: Usage
+
+
+class AnswerSlot(Record):
+    """Where to read a closed answer after the model's reasoning.
+
+    The backend appends ``cue`` to what was generated and reads the next-token distribution,
+    restricted to ``labels`` (each label's probability is the summed probability of its surface
+    forms' first tokens: ``yes``, `` yes``, ``Yes``, ...), renormalised.
+    """
+
+    cue: str = "\nAnswer:"
+    labels: tuple[str, ...]
+
+
+class DecodeParams(Record):
+    """How to continue a prompt."""
+
+    max_tokens: int = Field(default=50, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0, description="0 means greedy.")
+    seed: int | None = Field(default=None, description="Seed for sampling; ignored when greedy.")
+    min_tokens: int = Field(
+        default=0, ge=0, description="End-of-turn and stop words are forbidden before this many."
+    )
+    stop: tuple[str, ...] = Field(
+        default=(), description="Generation ends before the first of these strings."
+    )
+    answer_slot: AnswerSlot | None = None
+
+
+class Completion(Record):
+    """What a white-box continuation produced."""
+
+    text: str = Field(description="The generated text, without the stop string or answer cue.")
+    token_logprobs: list[float] = Field(
+        description="Log-probability of each generated token under the model at temperature 1."
+    )
+    label_probs: dict[str, float] | None = Field(
+        default=None, description="Renormalised answer distribution at the answer slot."
+    )
+    label_mass: float | None = Field(
+        default=None, description="Raw probability mass the labels had before renormalising."
+    )
+    prompt_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.token_logprobs)
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """Anything that can hold a conversation."""
+
+    @property
+    def name(self) -> str:
+        """Identifier as configured (e.g. ``embedded:qwen2.5-coder-0.5b``)."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        role: str = "agent",
+    ) -> ChatReply:
+        """Reply to ``messages``. With ``json_schema`` the reply is JSON that the backend has
+        constrained to the schema where it can (callers still validate it)."""
+        ...
+
+
+@runtime_checkable
+class WhiteBoxModel(LanguageModel, Protocol):
+    """A model whose probabilities and hidden states medgate can read."""
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies the exact weights (e.g. a sha256), for caches and reports."""
+        ...
+
+    def complete(self, messages: Sequence[ChatMessage], params: DecodeParams) -> Completion:
+        """Continue the assistant turn after ``messages``.
+
+        Calls that share ``messages`` must reuse the prompt's computed state where the backend
+        can, so that several samples cost little more than one.
+        """
+        ...
+
+    def embed(self, text: str) -> list[float]:
+        """Mean-pooled last hidden state of ``text``."""
+        ...
+
+
+def renormalise(probs: Mapping[str, float]) -> dict[str, float]:
+    """Scale non-negative weights to sum to 1; all-zero weights become uniform."""
+    total = sum(max(0.0, p) for p in probs.values())
+    if total <= 0 or not math.isfinite(total):
+        return {k: 1.0 / len(probs) for k in probs}
+    return {k: max(0.0, p) / total for k, p in probs.items()}
+
+
+def label_surface_forms(label: str) -> tuple[str, ...]:
+    """Surface forms whose first token counts toward ``label`` at an answer slot."""
+    forms = {label, label.capitalize(), label.upper()}
+    return tuple(sorted(forms | {" " + f for f in forms}))

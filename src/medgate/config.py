@@ -1,0 +1,183 @@
+"""One configuration model for all of medgate.
+
+Values merge in this order, later winning: defaults -> TOML file (``MEDGATE_CONFIG`` or
+``./medgate.toml``) -> environment (``MEDGATE_*``, nested with ``__``) -> explicit overrides
+(CLI flags, library arguments). Unknown keys are an error so that a typo fails loudly.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+DEFAULT_MODEL = "embedded:qwen2.5-coder-0.5b"
+
+
+def default_cache_dir() -> Path:
+    """Where assembled models, fitted artifacts and call caches live."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "medgate"
+
+
+def default_data_dir() -> Path:
+    """Evaluation data: ``MEDGATE_DATA_DIR`` or ``../shared/data`` beside the working copy."""
+    return Path("../shared/data")
+
+
+class SuccessRule(StrEnum):
+    """How the decision layer reads entropy and perplexity (the paper states two rules)."""
+
+    ALGORITHM1 = "algorithm1"
+    """Accept only when entropy < tau_e AND perplexity < tau_p (the paper's Algorithm 1)."""
+    EQ6 = "eq6"
+    """Escalate only when entropy >= tau_e AND perplexity >= tau_p (the paper's Eq. 6)."""
+
+
+class RevertRule(StrEnum):
+    """What to do when refinement changes the baseline's label."""
+
+    ESCALATE = "escalate"
+    """Label-free and deployable: a flipped label goes to a clinician."""
+    ACCEPT = "accept"
+    """Accept the refined label (no protection)."""
+
+
+class KnowledgeSource(StrEnum):
+    SELF = "self"
+    """The orchestrator model's own knowledge (the paper)."""
+    RETRIEVAL = "retrieval"
+    """BM25 over a local JSONL corpus; every fact carries its source id."""
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HRSConfig(Section):
+    """The Hallucination Risk Scoring gate."""
+
+    tau_e: float = Field(default=0.95, ge=0, le=1, description="Entropy threshold.")
+    tau_p: float = Field(default=0.30, ge=0, le=1, description="Perplexity threshold.")
+    gate_e: float = Field(default=0.5, ge=0, le=1, description="Baseline gate entropy (Eq. 7).")
+    gate_p: float = Field(default=0.4, ge=0, le=1, description="Baseline gate perplexity (Eq. 7).")
+    rule: SuccessRule = SuccessRule.ALGORITHM1
+    revert: RevertRule = RevertRule.ESCALATE
+    max_iterations: int = Field(default=5, ge=0, le=20, description="K, orchestrator rounds.")
+    l_max: int = Field(default=50, ge=1, le=512, description="Reasoning token budget (Eq. 5).")
+    min_reasoning_tokens: int = Field(
+        default=8,
+        ge=0,
+        description="Answer and end tokens are forbidden until this many reasoning tokens exist; "
+        "small models otherwise answer at once and perplexity/length become constants.",
+    )
+    samples: int = Field(default=3, ge=2, le=10, description="Ambiguity samples (Eq. 3).")
+    sample_temperature: float = Field(default=0.3, gt=0, le=2)
+    seed: int = Field(default=42, description="Base seed for the ambiguity samples.")
+    knowledge: KnowledgeSource = KnowledgeSource.SELF
+    corpus: Path | None = Field(default=None, description="JSONL corpus for retrieval knowledge.")
+    facts_per_iteration: int = Field(default=3, ge=1, le=10)
+    rarity_artifact: Path | None = Field(
+        default=None, description="Fitted rarity centroid (JSON); default under the cache dir."
+    )
+    signals: list[str] = Field(
+        default_factory=lambda: ["entropy", "perplexity", "ambiguity", "rarity", "token_length"],
+        description="Registered signal names to compute.",
+    )
+
+
+class BackendOptions(Section):
+    """Options passed to whichever backend loads a model."""
+
+    n_ctx: int = Field(default=2048, ge=256)
+    n_threads: int | None = Field(default=None, description="CPU threads; None = all cores.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Per-call timeout (remote models).")
+    api_base: str | None = Field(default=None, description="OpenAI-compatible server URL.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Env var holding the key.")
+
+
+class MedgateConfig(BaseSettings):
+    """All of medgate's settings in one place."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEDGATE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        toml_file=None,
+    )
+
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        description="Answering model: 'embedded:NAME', a .gguf path, 'hf:ORG/NAME', "
+        "'openai:MODEL', or 'fake'.",
+    )
+    orchestrator_model: str | None = Field(
+        default=None, description="Orchestrator/agent model; defaults to `model`."
+    )
+    backend: BackendOptions = Field(default_factory=BackendOptions)
+    hrs: HRSConfig = Field(default_factory=HRSConfig)
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+    data_dir: Path = Field(default_factory=default_data_dir)
+
+    @model_validator(mode="after")
+    def _orchestrator_defaults_to_model(self) -> MedgateConfig:
+        if self.orchestrator_model is None:
+            self.orchestrator_model = self.model
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = config_file()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+
+def config_file() -> Path | None:
+    """The TOML file in force, if any: ``MEDGATE_CONFIG`` or ``./medgate.toml``."""
+    named = os.environ.get("MEDGATE_CONFIG")
+    if named:
+        path = Path(named)
+        if not path.is_file():
+            from medgate.errors import ConfigError
+
+            raise ConfigError(f"MEDGATE_CONFIG names {path}, which is not a file")
+        return path
+    local = Path("medgate.toml")
+    return local if local.is_file() else None
+
+
+def load_config(**overrides: Any) -> MedgateConfig:
+    """Build the configuration; ``overrides`` (e.g. CLI flags) win over file and environment.
+
+    Nested sections merge key by key, so ``hrs={"tau_e": 0.8}`` keeps the other HRS settings.
+    """
+    base = MedgateConfig()
+    if not overrides:
+        return base
+    merged = base.model_dump()
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return MedgateConfig.model_validate(merged)

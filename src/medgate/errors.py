@@ -1,0 +1,32 @@
+"""Errors that tell the user what to do.
+
+Every error medgate raises on purpose derives from :class:`MedgateError`. The CLI prints its
+message on one line and exits non-zero; the HTTP layer maps :class:`InputError` to 4xx and the
+rest to 5xx. A safety stage that catches one of these must fail closed (escalate or block).
+"""
+
+from __future__ import annotations
+
+
+class MedgateError(Exception):
+    """Base class for medgate's own errors."""
+
+
+class InputError(MedgateError, ValueError):
+    """The caller gave something medgate cannot accept (empty question, oversized context, ...)."""
+
+
+class ConfigError(MedgateError):
+    """The configuration is invalid or names something that does not exist."""
+
+
+class PrerequisiteError(MedgateError):
+    """An optional dependency or file is missing; the message names the command that fixes it."""
+
+
+class ModelError(MedgateError):
+    """A model call failed, timed out, or returned something unusable."""
+
+
+class UnscriptedCallError(ModelError):
+    """The fake backend was called with something its script does not cover."""

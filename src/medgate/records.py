@@ -1,0 +1,137 @@
+"""Typed records shared by every stage: the case that comes in and the verdict that goes out.
+
+Stage-specific records (HRS signals, claim flags, CareGuard scores) live in their own rooms and
+are attached to :class:`Trace` so that one verdict carries all the evidence behind it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: Inputs larger than this are refused at the edge rather than truncated silently.
+MAX_QUESTION_CHARS = 4_000
+MAX_CONTEXT_CHARS = 40_000
+
+
+class Record(BaseModel):
+    """Base for medgate records: unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class LabelSet(StrEnum):
+    """The closed answer sets the HRS gate supports."""
+
+    YES_NO_MAYBE = "yes,no,maybe"
+    YES_NO = "yes,no"
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(self.value.split(","))
+
+    @classmethod
+    def parse(cls, text: str) -> LabelSet:
+        """Parse ``"yes,no"`` style text, order and case insensitive."""
+        wanted = {part.strip().lower() for part in text.split(",") if part.strip()}
+        for member in cls:
+            if set(member.labels) == wanted:
+                return member
+        known = " or ".join(repr(m.value) for m in cls)
+        raise ValueError(f"unknown label set {text!r}: use {known}")
+
+
+class Case(Record):
+    """One question put to medgate."""
+
+    question: str = Field(description="The question as the user asked it; never rewritten.")
+    context: str = Field(default="", description="Optional supporting text (e.g. an abstract).")
+    labels: LabelSet = Field(
+        default=LabelSet.YES_NO_MAYBE, description="Allowed closed answers for the HRS gate."
+    )
+    patient: dict[str, str] = Field(
+        default_factory=dict, description="Known patient context (age, pregnancy, ...)."
+    )
+    case_id: str | None = Field(default=None, description="Caller's identifier, echoed back.")
+
+    @field_validator("question")
+    @classmethod
+    def _question_present(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("the question is empty")
+        if len(value) > MAX_QUESTION_CHARS:
+            raise ValueError(f"the question is longer than {MAX_QUESTION_CHARS} characters")
+        return value
+
+    @field_validator("context")
+    @classmethod
+    def _context_bounded(cls, value: str) -> str:
+        if len(value) > MAX_CONTEXT_CHARS:
+            raise ValueError(f"the context is longer than {MAX_CONTEXT_CHARS} characters")
+        return value
+
+
+class Status(StrEnum):
+    """What medgate decided to do with an answer."""
+
+    RELEASED = "released"
+    """The first answer passed the gate and is shown as it is."""
+    REFINED = "refined"
+    """An answer produced after refinement passed the gate and is shown."""
+    NEEDS_CONTEXT = "needs_context"
+    """Patient context is missing; screening questions are returned instead of an answer."""
+    ESCALATED = "escalated"
+    """Held back for a clinician."""
+    BLOCKED = "blocked"
+    """Refused with a safe message."""
+
+    @property
+    def answers_user(self) -> bool:
+        """True when the model's answer is shown to the user."""
+        return self in (Status.RELEASED, Status.REFINED)
+
+
+class Usage(Record):
+    """Token counts and cost of one model call."""
+
+    role: str = Field(description="Which role made the call (answerer, orchestrator, ...).")
+    model: str = Field(description="Model identifier as configured.")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = Field(default=0.0, description="From the backend's price table; 0 if local.")
+    seconds: float = Field(default=0.0, description="Wall time of the call.")
+
+
+class Timing(Record):
+    """Wall time of one pipeline stage."""
+
+    stage: str
+    seconds: float
+
+
+class Trace(Record):
+    """Everything behind a verdict, stage by stage."""
+
+    stages: dict[str, Any] = Field(
+        default_factory=dict, description="Per-stage evidence records, keyed by stage name."
+    )
+    timings: list[Timing] = Field(default_factory=list)
+    usage: list[Usage] = Field(default_factory=list)
+    errors: list[str] = Field(
+        default_factory=list, description="Failures that made the gate fail closed."
+    )
+
+
+class Verdict(Record):
+    """medgate's decision for one case."""
+
+    status: Status
+    answer: str | None = Field(
+        default=None, description="What the user sees: the answer, a refusal or guidance."
+    )
+    reason: str = Field(description="Why this status, in one sentence a clinician can read.")
+    case: Case
+    trace: Trace = Field(default_factory=Trace)
