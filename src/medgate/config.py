@@ -98,7 +98,7 @@ class HRSConfig(Section):
 class BackendOptions(Section):
     """Options passed to whichever backend loads a model."""
 
-    n_ctx: int = Field(default=2048, ge=256)
+    n_ctx: int = Field(default=4096, ge=256)
     n_threads: int | None = Field(default=None, description="CPU threads; None = all cores.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-call timeout (remote models).")
     api_base: str | None = Field(default=None, description="OpenAI-compatible server URL.")
@@ -122,6 +122,10 @@ class MedgateConfig(BaseSettings):
     )
     orchestrator_model: str | None = Field(
         default=None, description="Orchestrator/agent model; defaults to `model`."
+    )
+    profile: str = Field(
+        default="hrs",
+        description="Which pipeline `medgate.pipeline.build_gate` assembles (see its PROFILES).",
     )
     backend: BackendOptions = Field(default_factory=BackendOptions)
     hrs: HRSConfig = Field(default_factory=HRSConfig)

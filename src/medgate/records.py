@@ -7,9 +7,9 @@ are attached to :class:`Trace` so that one verdict carries all the evidence behi
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 #: Inputs larger than this are refused at the edge rather than truncated silently.
 MAX_QUESTION_CHARS = 4_000
@@ -125,6 +125,32 @@ class Trace(Record):
     )
 
 
+class SignalValue(Record):
+    """One hallucination risk signal's value for one answer."""
+
+    name: str
+    value: float | None = Field(description="In [0, 1]; None when the signal was not computed.")
+    layer: Literal["decision", "guidance"]
+    note: str = Field(default="", description="Why it was not computed, when it was not.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        # ``status`` is derived from ``value``; accept it back when a dump is re-read.
+        if isinstance(data, dict) and "status" in data:
+            data = {k: v for k, v in data.items() if k != "status"}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> Literal["computed", "not computed"]:
+        return "computed" if self.value is not None else "not computed"
+
+    @property
+    def computed(self) -> bool:
+        return self.value is not None
+
+
 class Verdict(Record):
     """medgate's decision for one case."""
 
@@ -134,4 +160,8 @@ class Verdict(Record):
     )
     reason: str = Field(description="Why this status, in one sentence a clinician can read.")
     case: Case
+    signals: dict[str, SignalValue] = Field(
+        default_factory=dict,
+        description="Risk signals of the answer shown (or of the last one tried when held back).",
+    )
     trace: Trace = Field(default_factory=Trace)

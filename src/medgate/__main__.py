@@ -1,0 +1,3 @@
+from medgate.cli import main
+
+main()

@@ -1,0 +1,386 @@
+"""The embedded default backend: GGUF models on the CPU through llama-cpp-python.
+
+Generation is a small loop of our own over ``Llama.eval`` so that we control what the signals
+need: per-token log-probabilities at temperature 1, seeded sampling with numpy's generator,
+forbidden tokens before a minimum length, and the label distribution at the answer slot. The
+prompt is evaluated once; later calls with the same prompt truncate the KV cache back to the end
+of the prompt and reuse our own copy of its last logits (llama.cpp's buffers do not keep them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from medgate.backends.base import (
+    AnswerSlot,
+    ChatMessage,
+    ChatReply,
+    Completion,
+    DecodeParams,
+    label_surface_forms,
+    renormalise,
+)
+from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded, sha256_of
+from medgate.errors import ConfigError, ModelError, PrerequisiteError
+from medgate.records import Usage
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+    from medgate.config import MedgateConfig
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Token texts that would start the answer line; forbidden until the minimum reasoning length.
+_ANSWER_PREFIXES = ("ans", "answ", "answe", "answer")
+
+
+_quiet: Any = None
+
+
+def _import_llama() -> type[Llama]:
+    global _quiet
+    try:
+        import llama_cpp
+        from llama_cpp import Llama
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise PrerequisiteError(
+            "llama-cpp-python is not installed; install it with: pip install llama-cpp-python==0.3.36"
+        ) from exc
+    if _quiet is None:
+        # llama.cpp logs every context creation to stderr, which would mix into CLI output.
+        # The callback object must stay referenced for as long as the library may call it.
+        _quiet = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+        llama_cpp.llama_log_set(_quiet, None)
+    return Llama
+
+
+def _log_softmax(logits: npt.NDArray[np.floating[Any]]) -> FloatArray:
+    x = logits.astype(np.float64)
+    x -= x.max()
+    return x - np.log(np.exp(x).sum())
+
+
+class LlamaCppModel:
+    """A GGUF model loaded with llama-cpp-python; implements ``WhiteBoxModel``.
+
+    Calls are serialised with a lock: one llama context is not safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        name: str,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        sha256: str | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        if not path.is_file():
+            raise PrerequisiteError(
+                f"model file {path} does not exist; set MEDGATE_MODEL to a .gguf file or "
+                "use the embedded default (embedded:qwen2.5-coder-0.5b)"
+            )
+        Llama = _import_llama()
+        self.path = path
+        self._name = name
+        self._sha256 = sha256
+        self._cache_dir = cache_dir
+        self._threads = n_threads or os.cpu_count() or 1
+        self._n_ctx = n_ctx
+        self._lock = threading.RLock()
+        try:
+            self.llm = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=self._threads,
+                n_threads_batch=self._threads,
+                logits_all=False,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"llama.cpp could not load {path}: {exc}") from exc
+        self._embedder: Llama | None = None
+        self._vocab = self.llm.n_vocab()
+        self._eog = np.array(
+            [t for t in range(self._vocab) if self._is_eog(t)], dtype=np.int64
+        )
+        self._banned_cache: dict[tuple[str, ...], npt.NDArray[np.int64]] = {}
+        self._prompt_key: tuple[int, ...] | None = None
+        self._prompt_logits: npt.NDArray[np.float32] | None = None
+        self._formatter = self._make_formatter()
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def fingerprint(self) -> str:
+        if self._sha256 is None:
+            self._sha256 = _cached_sha256(self.path, self._cache_dir)
+        return self._sha256
+
+    # -- tokens -----------------------------------------------------------------------------
+    def _is_eog(self, token: int) -> bool:
+        import llama_cpp
+
+        vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        return bool(llama_cpp.llama_vocab_is_eog(vocab, token))
+
+    def _piece(self, token: int) -> str:
+        return self.llm.detokenize([token]).decode("utf-8", errors="ignore")
+
+    def _tokens(self, text: str, special: bool = False) -> list[int]:
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special))
+
+    def _banned(self, stops: tuple[str, ...]) -> npt.NDArray[np.int64]:
+        """End-of-generation tokens plus tokens that start a stop word or the answer line."""
+        if stops not in self._banned_cache:
+            starts = tuple(s.strip().lower() for s in stops if s.strip()) + _ANSWER_PREFIXES
+            ids = [
+                t
+                for t in range(self._vocab)
+                if (p := self._piece(t).strip().lower()) and any(s.startswith(p) or p.startswith(s) for s in starts if len(p) >= 3)
+            ]
+            self._banned_cache[stops] = np.union1d(self._eog, np.array(ids, dtype=np.int64))
+        return self._banned_cache[stops]
+
+    # -- prompts ----------------------------------------------------------------------------
+    def _make_formatter(self) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ConfigError(f"{self.path} has no chat template in its metadata")
+
+        def token_text(key: str) -> str:
+            tid = self.llm.metadata.get(key)
+            return self._piece(int(tid)) if tid is not None else ""
+
+        return Jinja2ChatFormatter(
+            template=template,
+            eos_token=token_text("tokenizer.ggml.eos_token_id"),
+            bos_token=token_text("tokenizer.ggml.bos_token_id"),
+        )
+
+    def render(self, messages: Sequence[ChatMessage]) -> str:
+        return str(self._formatter(messages=[m.model_dump() for m in messages]).prompt)
+
+    def _eval_prompt(self, prompt: list[int]) -> npt.NDArray[np.float32]:
+        """Evaluate ``prompt`` reusing the longest cached prefix; return its last logits."""
+        if len(prompt) >= self._n_ctx:
+            raise ModelError(f"prompt of {len(prompt)} tokens does not fit the context ({self._n_ctx})")
+        key = tuple(prompt)
+        cached = self.llm.input_ids[: self.llm.n_tokens].tolist()
+        if key == self._prompt_key and cached[: len(prompt)] == prompt and self._prompt_logits is not None:
+            self.llm.n_tokens = len(prompt)
+            return self._prompt_logits
+        common = 0
+        for a, b in zip(cached, prompt, strict=False):
+            if a != b:
+                break
+            common += 1
+        self.llm.n_tokens = min(common, len(prompt) - 1)  # at least one token yields logits
+        self.llm.eval(prompt[self.llm.n_tokens :])
+        self._prompt_key, self._prompt_logits = key, self._last_logits().copy()
+        return self._prompt_logits
+
+    def _last_logits(self) -> npt.NDArray[np.float32]:
+        ptr = self.llm._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(ptr, shape=(self._vocab,))
+
+    # -- white-box operations ---------------------------------------------------------------
+    def complete(self, messages: Sequence[ChatMessage], params: DecodeParams) -> Completion:
+        with self._lock:
+            t0 = time.perf_counter()
+            try:
+                return self._complete(messages, params, t0)
+            except ModelError:
+                raise
+            except Exception as exc:
+                raise ModelError(f"llama.cpp generation failed: {exc}") from exc
+
+    def _complete(self, messages: Sequence[ChatMessage], params: DecodeParams, t0: float) -> Completion:
+        prompt = self._tokens(self.render(messages), special=True)
+        logits = self._eval_prompt(prompt)
+        rng = np.random.default_rng(params.seed)
+        banned = self._banned(params.stop)
+        tokens: list[int] = []
+        logprobs: list[float] = []
+        ends: list[int] = []  # character offset where each token's text ends
+        text = ""
+        for step in range(params.max_tokens):
+            if self.llm.n_tokens >= self._n_ctx - 8:
+                break
+            lp = _log_softmax(logits)
+            choice = lp.copy()
+            if step < params.min_tokens:
+                choice[banned] = -np.inf
+            if params.temperature <= 0:
+                tok = int(np.argmax(choice))
+            else:
+                z = choice / params.temperature
+                p = np.exp(z - z.max())
+                tok = int(rng.choice(self._vocab, p=p / p.sum()))
+            if tok in self._eog:
+                break
+            tokens.append(tok)
+            logprobs.append(float(lp[tok]))
+            text = self.llm.detokenize(tokens).decode("utf-8", errors="ignore")
+            ends.append(len(text))
+            cut = min((i for s in params.stop if (i := text.find(s)) >= 0), default=-1)
+            if cut >= 0 and step >= params.min_tokens:
+                keep = sum(1 for e in ends if e <= cut)
+                tokens, logprobs, text = tokens[:keep], logprobs[:keep], text[:cut]
+                break
+            self.llm.eval([tok])
+            logits = self._last_logits()
+        label_probs = label_mass = None
+        if params.answer_slot is not None:
+            label_probs, label_mass = self._read_slot(prompt, tokens, params.answer_slot)
+        return Completion(
+            text=text,
+            token_logprobs=logprobs,
+            label_probs=label_probs,
+            label_mass=label_mass,
+            prompt_tokens=len(prompt),
+            seconds=time.perf_counter() - t0,
+        )
+
+    def _read_slot(
+        self, prompt: list[int], generated: list[int], slot: AnswerSlot
+    ) -> tuple[dict[str, float], float]:
+        # Roll the cache back to the kept reasoning (a stop word may have been evaluated).
+        self.llm.n_tokens = len(prompt) + len(generated)
+        self.llm.eval(self._tokens(slot.cue))
+        probs = np.exp(_log_softmax(self._last_logits()))
+        raw: dict[str, float] = {}
+        for label in slot.labels:
+            ids = {self._tokens(form)[0] for form in label_surface_forms(label)}
+            raw[label] = float(sum(probs[i] for i in ids))
+        return renormalise(raw), float(sum(raw.values()))
+
+    def embed(self, text: str) -> list[float]:
+        with self._lock:
+            try:
+                if self._embedder is None:
+                    import llama_cpp
+
+                    self._embedder = _import_llama()(
+                        model_path=str(self.path),
+                        n_ctx=512,
+                        n_batch=512,
+                        n_threads=self._threads,
+                        n_threads_batch=self._threads,
+                        embedding=True,
+                        pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
+                        verbose=False,
+                    )
+                vector = self._embedder.embed(text, truncate=True)
+            except Exception as exc:
+                raise ModelError(f"llama.cpp embedding failed: {exc}") from exc
+        flat = vector[0] if vector and isinstance(vector[0], list) else vector
+        return [float(x) for x in flat]  # type: ignore[union-attr]
+
+    # -- chat -------------------------------------------------------------------------------
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        role: str = "agent",
+    ) -> ChatReply:
+        kwargs: dict[str, Any] = {}
+        if json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": dict(json_schema)}
+        with self._lock:
+            t0 = time.perf_counter()
+            try:
+                out: Any = self.llm.create_chat_completion(
+                    messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    seed=seed if seed is not None else 0,
+                    **kwargs,
+                )
+            except Exception as exc:
+                raise ModelError(f"llama.cpp chat failed: {exc}") from exc
+            finally:
+                self._prompt_key = None  # the chat call reused and overwrote the cache
+        text = out["choices"][0]["message"]["content"] or ""
+        usage = out.get("usage") or {}
+        return ChatReply(
+            text=text,
+            usage=Usage(
+                role=role,
+                model=self._name,
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+                seconds=time.perf_counter() - t0,
+            ),
+        )
+
+
+def _cached_sha256(path: Path, cache_dir: Path | None) -> str:
+    """sha256 of a model file, remembered per (path, size, mtime) since hashing GBs is slow."""
+    st = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()
+    memo = (cache_dir / "fingerprints" / f"{key}.json") if cache_dir else None
+    if memo is not None and memo.is_file():
+        return str(json.loads(memo.read_text())["sha256"])
+    digest = sha256_of(path)
+    if memo is not None:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        memo.write_text(json.dumps({"path": str(path), "sha256": digest}))
+    return digest
+
+
+class LlamaCppBackend:
+    """Entry point for ``llamacpp:PATH`` and ``embedded:NAME`` specs."""
+
+    @classmethod
+    def from_spec(cls, target: str, config: MedgateConfig) -> LlamaCppModel:
+        opts = config.backend
+        if target in EMBEDDED_MODELS or target.startswith("embedded:"):
+            name = target.removeprefix("embedded:")
+            path = resolve_embedded(name, config.cache_dir)
+            return LlamaCppModel(
+                path,
+                name=f"embedded:{name}",
+                n_ctx=opts.n_ctx,
+                n_threads=opts.n_threads,
+                sha256=EMBEDDED_MODELS[name].sha256,
+                cache_dir=config.cache_dir,
+            )
+        if not target:
+            raise ConfigError("llamacpp needs a path: llamacpp:/path/to/model.gguf")
+        path = Path(target).expanduser()
+        return LlamaCppModel(
+            path, name=f"llamacpp:{path.name}", n_ctx=opts.n_ctx, n_threads=opts.n_threads, cache_dir=config.cache_dir
+        )
+
+
+class EmbeddedBackend(LlamaCppBackend):
+    """Entry point for ``embedded:NAME``: a model shipped inside a PyPI package."""
+
+    @classmethod
+    def from_spec(cls, target: str, config: MedgateConfig) -> LlamaCppModel:
+        if target not in EMBEDDED_MODELS:
+            known = ", ".join(sorted(EMBEDDED_MODELS))
+            raise ConfigError(f"unknown embedded model {target!r}; known: {known}")
+        return super().from_spec(f"embedded:{target}", config)

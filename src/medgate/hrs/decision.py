@@ -1,0 +1,175 @@
+"""The decision layer as a pure function of a recorded trajectory.
+
+Thresholds only decide where an item's trajectory stops. Keeping the decision a pure function of
+the recorded iterations lets the live gate stop early and lets an evaluation replay every
+threshold setting from one recording, without new model calls.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from medgate.config import HRSConfig, RevertRule, SuccessRule
+from medgate.hrs.knowledge import Fact
+from medgate.hrs.orchestrator import OrchestratorStep
+from medgate.hrs.signals import ModelRun, SignalValue
+from medgate.records import Record, Status, Timing
+
+
+class Iteration(Record):
+    """One answer of the answerer: the baseline (index 0) or a round after knowledge injection."""
+
+    index: int
+    knowledge: list[Fact] = Field(
+        default_factory=list, description="All facts in the prompt at this round (cumulative)."
+    )
+    run: ModelRun
+    signals: dict[str, SignalValue]
+    step: OrchestratorStep | None = Field(
+        default=None, description="The orchestrator decision that led to this round."
+    )
+    timings: list[Timing] = Field(default_factory=list)
+
+    @property
+    def answer(self) -> str:
+        return self.run.answer
+
+    def value(self, name: str) -> float | None:
+        s = self.signals.get(name)
+        return None if s is None else s.value
+
+
+class StopReason(StrEnum):
+    ABSTAIN = "abstain"
+    """The orchestrator gave up."""
+    STALLED = "stalled"
+    """The orchestrator had no knowledge to add that was not already in the prompt."""
+    ERROR = "error"
+    """A model call or check failed; the trajectory is incomplete."""
+
+
+class Trajectory(Record):
+    """Every round run for a case, and why recording stopped (if before K)."""
+
+    iterations: list[Iteration] = Field(default_factory=list)
+    stopped: StopReason | None = None
+    stop_detail: str = ""
+    final_step: OrchestratorStep | None = Field(
+        default=None, description="The ABSTAIN step, when the orchestrator gave up."
+    )
+
+
+class Outcome(StrEnum):
+    GATE = "gate"
+    SUCCESS = "success"
+    LABEL_FLIP = "label_flip"
+    ABSTAIN = "abstain"
+    STALLED = "stalled"
+    EXHAUSTED = "exhausted"
+    ERROR = "error"
+
+
+class Decision(Record):
+    status: Status
+    outcome: Outcome
+    iteration: int | None = Field(description="The round whose answer is shown, if any.")
+    answer: str | None
+    reason: str
+
+
+def _risk(it: Iteration, name: str) -> float:
+    # A decision-layer signal that could not be computed counts as maximal risk.
+    v = it.value(name)
+    return 1.0 if v is None else v
+
+
+def passes_gate(it: Iteration, cfg: HRSConfig) -> bool:
+    """The baseline gate (Eq. 7): both decision signals under the gate thresholds."""
+    return _risk(it, "entropy") < cfg.gate_e and _risk(it, "perplexity") < cfg.gate_p
+
+
+def succeeds(it: Iteration, cfg: HRSConfig) -> bool:
+    """The success rule applied after each refinement round."""
+    e, p = _risk(it, "entropy"), _risk(it, "perplexity")
+    if cfg.rule is SuccessRule.ALGORITHM1:
+        return e < cfg.tau_e and p < cfg.tau_p
+    return not (e >= cfg.tau_e and p >= cfg.tau_p)
+
+
+def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
+    """The decision for ``traj`` under ``cfg``, or ``None`` if another round is needed."""
+    if not traj.iterations:
+        if traj.stopped is StopReason.ERROR:
+            return Decision(
+                status=Status.ESCALATED,
+                outcome=Outcome.ERROR,
+                iteration=None,
+                answer=None,
+                reason=f"the gate failed before any answer and escalates: {traj.stop_detail}",
+            )
+        return None
+    base = traj.iterations[0]
+    if passes_gate(base, cfg):
+        return Decision(
+            status=Status.RELEASED,
+            outcome=Outcome.GATE,
+            iteration=0,
+            answer=base.answer,
+            reason="the first answer is confident (entropy and perplexity under the gate)",
+        )
+    for it in traj.iterations[1 : cfg.max_iterations + 1]:
+        if not succeeds(it, cfg):
+            continue
+        if it.answer != base.answer and cfg.revert is RevertRule.ESCALATE:
+            return Decision(
+                status=Status.ESCALATED,
+                outcome=Outcome.LABEL_FLIP,
+                iteration=it.index,
+                answer=None,
+                reason=f"refinement changed the answer from {base.answer!r} to {it.answer!r} "
+                f"at round {it.index}; a clinician must decide",
+            )
+        return Decision(
+            status=Status.REFINED,
+            outcome=Outcome.SUCCESS,
+            iteration=it.index,
+            answer=it.answer,
+            reason=f"confident after {it.index} round(s) of knowledge injection",
+        )
+    rounds = len(traj.iterations) - 1
+    if rounds >= cfg.max_iterations:
+        return Decision(
+            status=Status.ESCALATED,
+            outcome=Outcome.EXHAUSTED,
+            iteration=None,
+            answer=None,
+            reason=f"still uncertain after {cfg.max_iterations} round(s); a clinician must decide",
+        )
+    if traj.stopped is StopReason.ABSTAIN:
+        return Decision(
+            status=Status.ESCALATED,
+            outcome=Outcome.ABSTAIN,
+            iteration=None,
+            answer=None,
+            reason="the orchestrator judged the question not safely answerable"
+            + (f": {traj.final_step.rationale}" if traj.final_step and traj.final_step.rationale else ""),
+        )
+    if traj.stopped is StopReason.STALLED:
+        return Decision(
+            status=Status.ESCALATED,
+            outcome=Outcome.STALLED,
+            iteration=None,
+            answer=None,
+            reason="still uncertain and the orchestrator had no new knowledge to add",
+        )
+    if traj.stopped is StopReason.ERROR:
+        return Decision(
+            status=Status.ESCALATED,
+            outcome=Outcome.ERROR,
+            iteration=None,
+            answer=None,
+            reason=f"the gate failed and escalates: {traj.stop_detail}",
+        )
+    return None

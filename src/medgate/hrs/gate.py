@@ -1,0 +1,201 @@
+"""The HRS gate: answer, score, and release, refine or escalate."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from medgate.backends.base import WhiteBoxModel
+from medgate.config import HRSConfig
+from medgate.events import Event, EventKind, EventSink, discard
+from medgate.hrs.decision import Decision, Iteration, Outcome, StopReason, Trajectory, decide
+from medgate.hrs.knowledge import Fact
+from medgate.hrs.orchestrator import Action, IterationView, Orchestrator, OrchestratorStep
+from medgate.hrs.probe import needs_of, probe
+from medgate.hrs.rarity import RarityCentroid
+from medgate.hrs.signals import Need, SignalContext, build_signals
+from medgate.records import Case, Record, SignalValue, Status, Timing, Trace, Usage, Verdict
+
+STAGE = "hrs"
+
+
+class HRSReport(Record):
+    """The HRS stage's evidence in a verdict's trace."""
+
+    decision: Decision
+    trajectory: Trajectory
+    orchestrator: str
+    answerer: str
+
+
+class HRSGate:
+    """Implements :class:`medgate.events.Gate` with the Hallucination Risk Scoring design."""
+
+    def __init__(
+        self,
+        answerer: WhiteBoxModel,
+        orchestrator: Orchestrator,
+        config: HRSConfig,
+        centroid: RarityCentroid | None = None,
+    ) -> None:
+        self.answerer = answerer
+        self.orchestrator = orchestrator
+        self.config = config
+        self.signals = build_signals(config.signals)
+        self.ctx = SignalContext(
+            l_max=config.l_max, centroid=centroid.centroid if centroid else None
+        )
+
+    def _round(
+        self,
+        case: Case,
+        index: int,
+        knowledge: list[Fact],
+        step: OrchestratorStep | None,
+        reuse: Iteration | None,
+    ) -> Iteration:
+        needs = needs_of(self.signals)
+        if reuse is not None:
+            # The question is never rewritten, so its embedding (rarity) is that of round 0.
+            needs = needs - {Need.EMBEDDING}
+        run, timings = probe(self.answerer, case, knowledge, self.config, needs, seed_offset=index)
+        if reuse is not None:
+            run.question_embedding = reuse.run.question_embedding
+        signals = {s.name: s.compute(run, self.ctx) for s in self.signals}
+        return Iteration(
+            index=index, knowledge=knowledge, run=run, signals=signals, step=step, timings=timings
+        )
+
+    def record(self, case: Case, *, full: bool = False, events: EventSink = discard) -> Trajectory:
+        """Run rounds until the decision is made, or (``full``) until K rounds or ABSTAIN.
+
+        Never raises: a failure ends the trajectory with :attr:`StopReason.ERROR`.
+        """
+        traj = Trajectory()
+        try:
+            base = self._round(case, 0, [], None, None)
+            traj.iterations.append(base)
+            self._emit_round(base, events)
+            while len(traj.iterations) - 1 < self.config.max_iterations:
+                if not full and decide(traj, self.config) is not None:
+                    break
+                history = [
+                    IterationView(
+                        index=i.index,
+                        answer=i.answer,
+                        signals=i.signals,
+                        facts=i.step.facts if i.step else [],
+                    )
+                    for i in traj.iterations
+                ]
+                step = self.orchestrator.step(case, history)
+                if step.action is Action.ABSTAIN:
+                    traj.stopped, traj.final_step = StopReason.ABSTAIN, step
+                    break
+                known = traj.iterations[-1].knowledge
+                new = _new_facts(known, step.facts)
+                if not new:
+                    # Another round with the same prompt would only repeat the last answer.
+                    traj.stopped, traj.final_step = StopReason.STALLED, step
+                    break
+                step = step.model_copy(update={"facts": new})
+                knowledge = [*known, *new]
+                it = self._round(case, len(traj.iterations), knowledge, step, base)
+                traj.iterations.append(it)
+                self._emit_round(it, events)
+        except Exception as exc:  # a safety gate fails closed on any failure
+            traj.stopped = StopReason.ERROR
+            traj.stop_detail = f"{type(exc).__name__}: {exc}"
+            events(Event(kind=EventKind.ERROR, stage=STAGE, data={"error": traj.stop_detail}))
+        return traj
+
+    def _emit_round(self, it: Iteration, events: EventSink) -> None:
+        data: dict[str, Any] = {"answer": it.answer, "distribution": it.run.distribution}
+        if it.step is not None:
+            data["injected"] = [f.model_dump() for f in it.step.facts]
+        events(Event(kind=EventKind.ANSWER, stage=STAGE, iteration=it.index, data=data))
+        events(
+            Event(
+                kind=EventKind.SIGNALS,
+                stage=STAGE,
+                iteration=it.index,
+                data={n: s.model_dump() for n, s in it.signals.items()},
+            )
+        )
+
+    def check(self, case: Case, events: EventSink = discard) -> Verdict:
+        t0 = time.perf_counter()
+        traj = self.record(case, events=events)
+        decision = decide(traj, self.config)
+        if decision is None:  # cannot happen for a finished trajectory; fail closed regardless
+            decision = Decision(
+                status=Status.ESCALATED,
+                outcome=Outcome.ERROR,
+                iteration=None,
+                answer=None,
+                reason="the gate ended without a decision and escalates",
+            )
+        verdict = Verdict(
+            status=decision.status,
+            answer=decision.answer,
+            reason=decision.reason,
+            case=case,
+            signals=_shown_signals(traj, decision),
+            trace=self._trace(traj, decision, time.perf_counter() - t0),
+        )
+        events(
+            Event(
+                kind=EventKind.DECISION,
+                stage=STAGE,
+                iteration=decision.iteration,
+                data={"status": verdict.status.value, "answer": verdict.answer, "reason": verdict.reason},
+            )
+        )
+        return verdict
+
+    def _trace(self, traj: Trajectory, decision: Decision, seconds: float) -> Trace:
+        timings: list[Timing] = []
+        usage: list[Usage] = []
+        for it in traj.iterations:
+            timings.extend(
+                Timing(stage=f"{STAGE}.round{it.index}.{t.stage}", seconds=t.seconds) for t in it.timings
+            )
+            if it.step is not None:
+                timings.append(Timing(stage=f"{STAGE}.round{it.index}.orchestrator", seconds=it.step.seconds))
+                if it.step.usage is not None:
+                    usage.append(it.step.usage)
+        if traj.final_step is not None and traj.final_step.usage is not None:
+            usage.append(traj.final_step.usage)
+        timings.append(Timing(stage=f"{STAGE}.total", seconds=seconds))
+        report = HRSReport(
+            decision=decision,
+            trajectory=traj,
+            orchestrator=self.orchestrator.name,
+            answerer=self.answerer.name,
+        )
+        errors = [traj.stop_detail] if traj.stopped is StopReason.ERROR else []
+        return Trace(
+            stages={STAGE: report.model_dump(mode="json")}, timings=timings, usage=usage, errors=errors
+        )
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _new_facts(known: list[Fact], proposed: list[Fact]) -> list[Fact]:
+    """Facts not already in the prompt (by normalised text), each once."""
+    seen = {_normal(f.text) for f in known}
+    out = []
+    for f in proposed:
+        if _normal(f.text) not in seen:
+            seen.add(_normal(f.text))
+            out.append(f)
+    return out
+
+
+def _shown_signals(traj: Trajectory, decision: Decision) -> dict[str, SignalValue]:
+    if not traj.iterations:
+        return {}
+    index = decision.iteration if decision.iteration is not None else len(traj.iterations) - 1
+    return dict(traj.iterations[index].signals)

@@ -1,0 +1,79 @@
+"""One pass of the answering model that collects what the enabled signals need.
+
+The greedy run gives the answer, its distribution and the reasoning; the ambiguity samples are
+continuations of the same prompt at a low temperature with fixed seeds, so a backend that reuses
+the prompt's computed state pays only for the new tokens; the embedding is of the question alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from medgate.backends.base import AnswerSlot, DecodeParams, WhiteBoxModel
+from medgate.config import HRSConfig
+from medgate.errors import ModelError
+from medgate.hrs.knowledge import Fact
+from medgate.hrs.prompts import ANSWER_CUE, REASONING_STOPS, answerer_messages
+from medgate.hrs.signals import ModelRun, Need, Signal
+from medgate.records import Case, Timing
+
+
+def needs_of(signals: Sequence[Signal]) -> frozenset[Need]:
+    out: frozenset[Need] = frozenset({Need.ANSWER_DISTRIBUTION, Need.REASONING})
+    for s in signals:
+        out |= s.needs
+    return out
+
+
+def _top(dist: dict[str, float]) -> str:
+    return max(dist, key=lambda k: dist[k])
+
+
+def probe(
+    model: WhiteBoxModel,
+    case: Case,
+    knowledge: Sequence[Fact],
+    cfg: HRSConfig,
+    needs: frozenset[Need],
+    seed_offset: int = 0,
+) -> tuple[ModelRun, list[Timing]]:
+    """Run the answerer once (plus samples and embedding if needed) and record the results."""
+    messages = answerer_messages(case, knowledge)
+    slot = AnswerSlot(cue=ANSWER_CUE, labels=case.labels.labels)
+    base = DecodeParams(
+        max_tokens=cfg.l_max,
+        min_tokens=cfg.min_reasoning_tokens,
+        stop=REASONING_STOPS,
+        answer_slot=slot,
+    )
+    timings: list[Timing] = []
+    t0 = time.perf_counter()
+    greedy = model.complete(messages, base)
+    timings.append(Timing(stage="answer", seconds=time.perf_counter() - t0))
+    if not greedy.label_probs:
+        raise ModelError("the answerer gave no distribution at the answer slot")
+    run = ModelRun(
+        answer=_top(greedy.label_probs),
+        distribution=greedy.label_probs,
+        label_mass=greedy.label_mass,
+        reasoning=greedy.text.strip(),
+        reasoning_logprobs=greedy.token_logprobs,
+    )
+    if Need.SAMPLES in needs:
+        t0 = time.perf_counter()
+        for i in range(cfg.samples):
+            params = base.model_copy(
+                update={"temperature": cfg.sample_temperature, "seed": cfg.seed + seed_offset + i}
+            )
+            sample = model.complete(messages, params)
+            if not sample.label_probs:
+                raise ModelError("an ambiguity sample gave no distribution at the answer slot")
+            run.sample_distributions.append(sample.label_probs)
+            run.sample_answers.append(_top(sample.label_probs))
+        timings.append(Timing(stage="samples", seconds=time.perf_counter() - t0))
+    if Need.EMBEDDING in needs:
+        t0 = time.perf_counter()
+        run.question_embedding = model.embed(case.question)
+        timings.append(Timing(stage="embedding", seconds=time.perf_counter() - t0))
+    return run, timings

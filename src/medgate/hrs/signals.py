@@ -1,0 +1,169 @@
+"""The five Hallucination Risk Signals as registered components.
+
+Each signal declares which parts of a model run it needs (:class:`Need`), so that the probe asks
+the model only for those, in one pass over the prompt. A signal that cannot be computed (no
+rarity centroid fitted, no tokens generated) says so: its value is ``None`` and its ``note``
+explains, which is never the same as a low risk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from importlib.metadata import entry_points
+from typing import ClassVar, Literal, Protocol
+
+from pydantic import Field
+
+from medgate.hrs import measures
+from medgate.records import Record, SignalValue
+
+
+class Need(StrEnum):
+    """What a signal consumes from the model run."""
+
+    ANSWER_DISTRIBUTION = "answer_distribution"
+    REASONING = "reasoning"
+    SAMPLES = "samples"
+    EMBEDDING = "embedding"
+
+
+class ModelRun(Record):
+    """What one probe of the answering model collected; fields are filled only when needed."""
+
+    answer: str = Field(description="The most probable label at the answer slot.")
+    distribution: dict[str, float] = Field(description="Renormalised label distribution.")
+    label_mass: float | None = Field(
+        default=None, description="Probability the model put on any label before renormalising."
+    )
+    reasoning: str = Field(default="", description="The reasoning written before the answer.")
+    reasoning_logprobs: list[float] = Field(default_factory=list)
+    sample_distributions: list[dict[str, float]] = Field(
+        default_factory=list, description="Label distributions of the ambiguity samples."
+    )
+    sample_answers: list[str] = Field(default_factory=list)
+    question_embedding: list[float] | None = Field(default=None, exclude=True)
+
+
+class SignalContext(Record):
+    """Fixed inputs a signal may need besides the model run."""
+
+    l_max: int = 50
+    centroid: list[float] | None = Field(default=None, exclude=True)
+    centroid_note: str = "no rarity centroid fitted: run `medgate fit-rarity` or `medgate calibrate`"
+
+
+class Signal(Protocol):
+    """A hallucination risk signal."""
+
+    name: ClassVar[str]
+    needs: ClassVar[frozenset[Need]]
+    layer: ClassVar[Literal["decision", "guidance"]]
+    meaning: ClassVar[str]
+    """What a high value means, in words the orchestrator is given."""
+
+    def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue: ...
+
+
+_REGISTRY: dict[str, type[Signal]] = {}
+
+
+def register_signal(cls: type[Signal]) -> type[Signal]:
+    """Class decorator: make a signal available by its name."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def signal_registry() -> dict[str, type[Signal]]:
+    """Built-in signals plus any registered through the ``medgate.signals`` entry-point group."""
+    for ep in entry_points(group="medgate.signals"):
+        if ep.name not in _REGISTRY:
+            _REGISTRY[ep.name] = ep.load()
+    return dict(_REGISTRY)
+
+
+def build_signals(names: list[str]) -> list[Signal]:
+    registry = signal_registry()
+    unknown = [n for n in names if n not in registry]
+    if unknown:
+        raise ValueError(f"unknown signal(s) {unknown}; known: {sorted(registry)}")
+    return [registry[n]() for n in names]
+
+
+def _value(
+    signal: Signal, fn: Callable[[], float], failure: str = "could not be computed"
+) -> SignalValue:
+    try:
+        return SignalValue(name=signal.name, value=fn(), layer=signal.layer)
+    except ValueError as exc:
+        return SignalValue(
+            name=signal.name, value=None, layer=signal.layer, note=f"{failure}: {exc}"
+        )
+
+
+@register_signal
+class EntropySignal:
+    name: ClassVar[str] = "entropy"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.ANSWER_DISTRIBUTION})
+    layer: ClassVar[Literal["decision", "guidance"]] = "decision"
+    meaning: ClassVar[str] = "uncertainty at the final answer (1 = the labels are equally likely)"
+
+    def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue:
+        return _value(self, lambda: measures.normalised_entropy(run.distribution))
+
+
+@register_signal
+class PerplexitySignal:
+    name: ClassVar[str] = "perplexity"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.REASONING})
+    layer: ClassVar[Literal["decision", "guidance"]] = "decision"
+    meaning: ClassVar[str] = "low confidence across the written reasoning (1 - 1/perplexity)"
+
+    def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue:
+        return _value(self, lambda: measures.perplexity_risk(run.reasoning_logprobs))
+
+
+@register_signal
+class AmbiguitySignal:
+    name: ClassVar[str] = "ambiguity"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.SAMPLES})
+    layer: ClassVar[Literal["decision", "guidance"]] = "guidance"
+    meaning: ClassVar[str] = (
+        "disagreement between repeated samples (high: the model is inconsistent; "
+        "add grounding facts)"
+    )
+
+    def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue:
+        return _value(self, lambda: measures.mean_pairwise_js(run.sample_distributions))
+
+
+@register_signal
+class RaritySignal:
+    name: ClassVar[str] = "rarity"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.EMBEDDING})
+    layer: ClassVar[Literal["decision", "guidance"]] = "guidance"
+    meaning: ClassVar[str] = (
+        "distance of the question from the training questions (high: unusual topic; "
+        "give definitional background)"
+    )
+
+    def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue:
+        if ctx.centroid is None:
+            return SignalValue(name=self.name, value=None, layer=self.layer, note=ctx.centroid_note)
+        if run.question_embedding is None:
+            return SignalValue(
+                name=self.name, value=None, layer=self.layer, note="no question embedding"
+            )
+        centroid, embedding = ctx.centroid, run.question_embedding
+        return _value(self, lambda: measures.cosine_distance(embedding, centroid))
+
+
+@register_signal
+class TokenLengthSignal:
+    name: ClassVar[str] = "token_length"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.REASONING})
+    layer: ClassVar[Literal["decision", "guidance"]] = "guidance"
+    meaning: ClassVar[str] = "length of the reasoning relative to the budget (long: hesitation)"
+
+    def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue:
+        return _value(self, lambda: measures.length_risk(len(run.reasoning_logprobs), ctx.l_max))

@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Unit tests must never reach a hub or the network for model files.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep each test's artifacts out of the user's cache, except the assembled model files."""
+    monkeypatch.delenv("MEDGATE_CONFIG", raising=False)

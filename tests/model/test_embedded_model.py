@@ -1,0 +1,122 @@
+"""The real embedded model through the llama.cpp backend and the HRS gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from medgate.backends.base import AnswerSlot, DecodeParams
+from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded, sha256_of
+from medgate.backends.llamacpp import LlamaCppModel
+from medgate.config import load_config
+from medgate.hrs.prompts import REASONING_STOPS, answerer_messages
+from medgate.records import Case
+
+pytestmark = pytest.mark.model
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_assembled_model_matches_its_pinned_sha256() -> None:
+    path = resolve_embedded("qwen2.5-coder-0.5b", load_config().cache_dir)
+    assert sha256_of(path) == EMBEDDED_MODELS["qwen2.5-coder-0.5b"].sha256
+
+
+def _params(**kw: object) -> DecodeParams:
+    base = DecodeParams(
+        max_tokens=50,
+        min_tokens=8,
+        stop=REASONING_STOPS,
+        answer_slot=AnswerSlot(labels=("yes", "no", "maybe")),
+    )
+    return base.model_copy(update=kw)
+
+
+def test_completion_reasons_first_and_reads_a_distribution(
+    embedded: LlamaCppModel, pubmedqa_case: Case
+) -> None:
+    out = embedded.complete(answerer_messages(pubmedqa_case), _params())
+    assert out.n_tokens >= 8, "reasoning is forced to at least min_tokens"
+    assert out.n_tokens <= 50
+    assert "Answer" not in out.text
+    assert out.label_probs is not None
+    assert sum(out.label_probs.values()) == pytest.approx(1.0)
+    assert all(lp <= 0.0 for lp in out.token_logprobs)
+    assert out.label_mass is not None and 0.0 < out.label_mass <= 1.0
+
+
+def test_seeded_samples_repeat_and_greedy_is_stable(
+    embedded: LlamaCppModel, pubmedqa_case: Case
+) -> None:
+    msgs = answerer_messages(pubmedqa_case)
+    a = embedded.complete(msgs, _params(temperature=0.3, seed=7))
+    greedy = embedded.complete(msgs, _params())
+    b = embedded.complete(msgs, _params(temperature=0.3, seed=7))
+    assert a.text == b.text
+    assert a.token_logprobs == pytest.approx(b.token_logprobs, abs=1e-4)
+    again = embedded.complete(msgs, _params())
+    assert greedy.text == again.text
+
+
+def test_embedding_is_a_hidden_state_vector(embedded: LlamaCppModel) -> None:
+    v = embedded.embed("Does aspirin prevent colorectal adenomas?")
+    assert len(v) == 896  # Qwen2.5-0.5B hidden size
+    assert any(abs(x) > 0 for x in v)
+
+
+def test_chat_with_json_schema_returns_json(embedded: LlamaCppModel) -> None:
+    from medgate.backends.base import ChatMessage
+
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["answer"],
+    }
+    reply = embedded.chat(
+        [ChatMessage(role="user", content="Is water wet? Reply in JSON.")],
+        max_tokens=30,
+        json_schema=schema,
+    )
+    assert json.loads(reply.text)["answer"] in {"yes", "no"}
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+
+
+def _ask(question: str, context_file: Path) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "medgate", "ask", question, "--context-file", str(context_file),
+         "--json", "--max-iterations", "1", "--seed", "42"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, object] = json.loads(proc.stdout)
+    return out
+
+
+def test_medgate_ask_on_pubmedqa_gives_signals_in_range_and_repeats(
+    pubmedqa_case: Case, tmp_path: Path
+) -> None:
+    ctx = tmp_path / "abstract.txt"
+    ctx.write_text(pubmedqa_case.context)
+    first = _ask(pubmedqa_case.question, ctx)
+    assert first["status"] in {"released", "refined", "escalated"}
+    signals = first["signals"]
+    assert isinstance(signals, dict)
+    assert set(signals) == {"entropy", "perplexity", "ambiguity", "rarity", "token_length"}
+    for name, s in signals.items():
+        if s["value"] is None:
+            assert name == "rarity" and s["status"] == "not computed"
+        else:
+            assert 0.0 <= s["value"] <= 1.0
+    assert any(k.endswith("answer") for k in first["timings"])  # type: ignore[union-attr]
+    second = _ask(pubmedqa_case.question, ctx)
+    assert second["status"] == first["status"]
+    assert second["answer"] == first["answer"]
+    for name, s in signals.items():
+        other = second["signals"][name]  # type: ignore[index]
+        assert other["value"] == pytest.approx(s["value"], abs=1e-6)

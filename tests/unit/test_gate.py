@@ -1,0 +1,213 @@
+"""Every branch of the HRS decision loop, with scripted models."""
+
+from __future__ import annotations
+
+import pytest
+
+from medgate.backends.fake import FakeModel
+from medgate.config import RevertRule, SuccessRule
+from medgate.events import Event, EventKind
+from medgate.hrs import HRSGate, ModelOrchestrator, Outcome, decide
+from medgate.hrs.rarity import RarityCentroid
+from medgate.records import Case, Status
+
+from .hrs_helpers import (
+    ABSTAIN_REPLY,
+    CONFIDENT,
+    CONFIDENT_NO,
+    UNSURE,
+    UNSURE_TOKENS,
+    answerer,
+    completion,
+    continue_reply,
+    fresh_facts,
+    hrs_config,
+)
+
+CASE = Case(question="Does drug X reduce mortality?", context="A trial of drug X.")
+
+
+def orchestrator(*replies: object, repeat: bool = False) -> ModelOrchestrator:
+    return ModelOrchestrator(FakeModel("orch").script_chat("History", *replies, repeat=repeat))
+
+
+def test_confident_baseline_is_released_without_the_orchestrator() -> None:
+    gate = HRSGate(answerer({}, completion(CONFIDENT)), orchestrator(), hrs_config())
+    verdict = gate.check(CASE)
+    assert verdict.status is Status.RELEASED
+    assert verdict.answer == "yes"
+    report = verdict.trace.stages["hrs"]
+    assert report["decision"]["outcome"] == Outcome.GATE
+    assert len(report["trajectory"]["iterations"]) == 1
+
+
+def test_success_at_round_two_is_refined() -> None:
+    model = answerer(
+        {"fact two": completion(CONFIDENT), "fact one": completion(UNSURE)},
+        completion(UNSURE),
+    )
+    orch = orchestrator(continue_reply("fact one"), continue_reply("fact two"))
+    verdict = HRSGate(model, orch, hrs_config()).check(CASE)
+    assert verdict.status is Status.REFINED
+    assert verdict.answer == "yes"
+    decision = verdict.trace.stages["hrs"]["decision"]
+    assert decision["iteration"] == 2 and decision["outcome"] == Outcome.SUCCESS
+    last = verdict.trace.stages["hrs"]["trajectory"]["iterations"][-1]
+    # Knowledge accumulates in its own block and keeps its source.
+    assert [f["text"] for f in last["knowledge"]] == ["fact one", "fact two"]
+    assert all(f["source"] == "model:orch" for f in last["knowledge"])
+
+
+def test_question_is_never_rewritten() -> None:
+    model = answerer({"fact one": completion(CONFIDENT)}, completion(UNSURE))
+    HRSGate(model, orchestrator(continue_reply("fact one")), hrs_config()).check(CASE)
+    prompts = [text for kind, text in model.calls if kind == "complete"]
+    assert all(f"Question: {CASE.question}" in p for p in prompts)
+
+
+def test_abstain_escalates() -> None:
+    gate = HRSGate(answerer({}, completion(UNSURE)), orchestrator(ABSTAIN_REPLY), hrs_config())
+    verdict = gate.check(CASE)
+    assert verdict.status is Status.ESCALATED
+    assert verdict.answer is None
+    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.ABSTAIN
+
+
+def test_k_exhausted_escalates_after_k_rounds() -> None:
+    model = answerer({}, completion(UNSURE, UNSURE_TOKENS))
+    orch = orchestrator(fresh_facts(), repeat=True)
+    verdict = HRSGate(model, orch, hrs_config(max_iterations=3)).check(CASE)
+    assert verdict.status is Status.ESCALATED
+    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.EXHAUSTED
+    assert len(verdict.trace.stages["hrs"]["trajectory"]["iterations"]) == 4
+
+
+def test_label_flip_escalates_by_default() -> None:
+    model = answerer({"fact": completion(CONFIDENT_NO)}, completion(UNSURE))
+    verdict = HRSGate(model, orchestrator(continue_reply("fact")), hrs_config()).check(CASE)
+    assert verdict.status is Status.ESCALATED
+    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.LABEL_FLIP
+
+
+def test_label_flip_accepted_when_configured() -> None:
+    model = answerer({"fact": completion(CONFIDENT_NO)}, completion(UNSURE))
+    cfg = hrs_config(revert=RevertRule.ACCEPT)
+    verdict = HRSGate(model, orchestrator(continue_reply("fact")), cfg).check(CASE)
+    assert verdict.status is Status.REFINED and verdict.answer == "no"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ["not json at all", '{"action": "MAYBE"}', '{"action": "CONTINUE", "facts": []}'],
+)
+def test_unparsable_orchestrator_reply_escalates(reply: str) -> None:
+    gate = HRSGate(answerer({}, completion(UNSURE)), orchestrator(reply), hrs_config())
+    verdict = gate.check(CASE)
+    assert verdict.status is Status.ESCALATED
+    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.ERROR
+    assert "orchestrator" in verdict.trace.errors[0]
+
+
+def test_orchestrator_exception_escalates() -> None:
+    gate = HRSGate(answerer({}, completion(UNSURE)), orchestrator(TimeoutError("slow")), hrs_config())
+    verdict = gate.check(CASE)
+    assert verdict.status is Status.ESCALATED
+    assert "TimeoutError" in verdict.trace.errors[0]
+
+
+def test_answerer_failure_escalates_before_any_answer() -> None:
+    model = FakeModel("answerer").script_completion("Question:", RuntimeError("out of memory"))
+    verdict = HRSGate(model, orchestrator(), hrs_config()).check(CASE)
+    assert verdict.status is Status.ESCALATED
+    assert verdict.answer is None
+    assert "out of memory" in verdict.reason
+
+
+def test_eq6_rule_accepts_when_only_one_signal_is_high() -> None:
+    # Entropy high but perplexity low: Algorithm 1 keeps going, Eq. 6 accepts.
+    model = answerer({"fact": completion(UNSURE)}, completion(UNSURE))
+    orch = orchestrator(fresh_facts(), repeat=True)
+    alg1 = HRSGate(model, orch, hrs_config(max_iterations=2)).check(CASE)
+    assert alg1.status is Status.ESCALATED
+    model2 = answerer({"fact": completion(UNSURE)}, completion(UNSURE))
+    eq6 = HRSGate(model2, orchestrator(continue_reply("fact")), hrs_config(rule=SuccessRule.EQ6))
+    assert eq6.check(CASE).status is Status.REFINED
+
+
+def test_full_trajectory_replays_any_threshold_without_model_calls() -> None:
+    model = answerer({"fact": completion(UNSURE)}, completion(UNSURE))
+    orch = orchestrator(fresh_facts(), repeat=True)
+    cfg = hrs_config(max_iterations=2)
+    traj = HRSGate(model, orch, cfg).record(CASE, full=True)
+    assert len(traj.iterations) == 3
+    calls = len(model.calls)
+    strict = decide(traj, cfg)
+    lax = decide(traj, cfg.model_copy(update={"tau_e": 0.999}))
+    assert strict is not None and strict.status is Status.ESCALATED
+    assert lax is not None and lax.status is Status.REFINED and lax.iteration == 1
+    assert len(model.calls) == calls
+
+
+def test_events_stream_in_order_and_end_with_the_decision() -> None:
+    model = answerer({"fact": completion(CONFIDENT)}, completion(UNSURE))
+    seen: list[Event] = []
+    HRSGate(model, orchestrator(continue_reply("fact")), hrs_config()).check(CASE, seen.append)
+    kinds = [e.kind for e in seen]
+    assert kinds == [
+        EventKind.ANSWER,
+        EventKind.SIGNALS,
+        EventKind.ANSWER,
+        EventKind.SIGNALS,
+        EventKind.DECISION,
+    ]
+    assert seen[2].data["injected"][0]["text"] == "fact"
+
+
+def test_rarity_is_not_computed_without_a_centroid() -> None:
+    model = answerer({}, completion(CONFIDENT)).script_embedding(CASE.question, [1.0, 0.0])
+    cfg = hrs_config(signals=["entropy", "perplexity", "ambiguity", "rarity", "token_length"])
+    verdict = HRSGate(model, orchestrator(), cfg).check(CASE)
+    rarity = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]["signals"]["rarity"]
+    assert rarity["value"] is None
+    assert "fit-rarity" in rarity["note"]
+
+
+def test_rarity_with_a_centroid() -> None:
+    model = answerer({}, completion(CONFIDENT)).script_embedding(CASE.question, [1.0, 1.0])
+    centroid = RarityCentroid(
+        model_fingerprint="fake:answerer",
+        dimension=2,
+        n_questions=1,
+        source="test",
+        fitted_at="now",
+        centroid=[1.0, 0.0],
+    )
+    cfg = hrs_config(signals=["entropy", "rarity"])
+    verdict = HRSGate(model, orchestrator(), cfg, centroid).check(CASE)
+    rarity = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]["signals"]["rarity"]
+    assert rarity["value"] == pytest.approx(0.2928932)
+
+
+def test_signals_are_in_unit_interval_and_ambiguity_sees_sample_disagreement() -> None:
+    model = FakeModel("answerer").script_completion(
+        "Question:",
+        completion(CONFIDENT),
+        completion(CONFIDENT),
+        completion(CONFIDENT),
+        completion(CONFIDENT_NO),
+    )
+    verdict = HRSGate(model, orchestrator(), hrs_config()).check(CASE)
+    signals = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]["signals"]
+    assert all(0.0 <= s["value"] <= 1.0 for s in signals.values())
+    assert signals["ambiguity"]["value"] > 0.3
+    assert signals["token_length"]["value"] == pytest.approx(10 / 50)
+
+
+def test_repeated_facts_are_injected_once_and_a_stall_escalates() -> None:
+    model = answerer({"fact": completion(UNSURE, UNSURE_TOKENS)}, completion(UNSURE, UNSURE_TOKENS))
+    orch = orchestrator(continue_reply("fact", "Fact "), continue_reply("fact"))
+    verdict = HRSGate(model, orch, hrs_config()).check(CASE)
+    assert verdict.status is Status.ESCALATED
+    hrs = verdict.trace.stages["hrs"]
+    assert hrs["decision"]["outcome"] == Outcome.STALLED
+    assert [f["text"] for f in hrs["trajectory"]["iterations"][-1]["knowledge"]] == ["fact"]
