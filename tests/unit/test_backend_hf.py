@@ -25,7 +25,12 @@ from medgate.backends.base import (  # noqa: E402
 )
 from medgate.backends.hf import TransformersBackend, _fold_system  # noqa: E402
 from medgate.config import MedgateConfig  # noqa: E402
-from medgate.errors import ConfigError, ModelError, PrerequisiteError  # noqa: E402
+from medgate.errors import (  # noqa: E402
+    ConfigError,
+    InputError,
+    ModelError,
+    PrerequisiteError,
+)
 
 CORPUS = [
     "Does aspirin reduce the risk of colorectal adenoma recurrence? yes no maybe",
@@ -281,6 +286,8 @@ def test_embed_is_mean_pooled_last_hidden_state(backend: TransformersBackend) ->
     assert backend.embed(text) == vector
     assert backend.embed("maybe") != vector
     assert all(math.isfinite(x) for x in vector)
+    with pytest.raises(InputError):
+        backend.embed("  ")
 
 
 def test_fingerprint_is_a_stable_sha256(backend: TransformersBackend, model_dir: Path) -> None:

@@ -36,7 +36,7 @@ from medgate.backends.base import (
     label_surface_forms,
     renormalise,
 )
-from medgate.errors import ConfigError, MedgateError, ModelError, PrerequisiteError
+from medgate.errors import ConfigError, InputError, MedgateError, ModelError, PrerequisiteError
 from medgate.records import Usage
 
 if TYPE_CHECKING:
@@ -95,7 +95,6 @@ class TransformersBackend:
         n_ctx: int = 2048,
         source: Path | None = None,
     ) -> None:
-
         self._target = target
         self._model = model
         self._tokenizer = tokenizer
@@ -151,6 +150,9 @@ class TransformersBackend:
             model = transformers.AutoModelForCausalLM.from_pretrained(
                 ref, local_files_only=True, dtype=dtype
             )
+        except (ValueError, KeyError) as exc:
+            # e.g. an architecture this transformers release does not know
+            raise ConfigError(f"cannot load {target} with transformers: {exc}") from exc
         except OSError as exc:
             if looks_like_path:
                 raise PrerequisiteError(f"cannot load a model from {path}: {exc}") from exc
@@ -275,10 +277,10 @@ class TransformersBackend:
         """Mean over positions of the last layer's hidden state (truncated to ``n_ctx``)."""
         import torch
 
+        if not text.strip():
+            raise InputError("cannot embed an empty text")
         with self._lock, self._errors_as_model_errors():
             ids = self._tokenizer.encode(text, add_special_tokens=True)[: self._n_ctx]
-            if not ids:
-                raise ModelError(f"{self.name}: nothing to embed in an empty text")
             with torch.no_grad():
                 out = self._model(
                     input_ids=torch.tensor([ids], device=self._device), output_hidden_states=True
@@ -432,7 +434,8 @@ class TransformersBackend:
             banned.update(
                 i for i, piece in enumerate(self._pieces) if any(s in piece for s in stops)
             )
-        return sorted(banned)
+        vocab_size = int(self._model.get_output_embeddings().weight.shape[0])
+        return sorted(i for i in banned if 0 <= i < vocab_size)
 
     # -- the answer slot -------------------------------------------------------------------
 
