@@ -233,6 +233,20 @@ def test_json_schema_rejected_falls_back_to_json_mode(server: ReplayServer) -> N
     assert '"action"' in fallback[0]["content"]
 
 
+def test_unrelated_400_does_not_disable_json_schema(server: ReplayServer) -> None:
+    too_long = {"error": {"message": "This model's maximum context length is 128000 tokens."}}
+    schema = {"type": "object"}
+    server.replies.extend(
+        [Reply(400, too_long), Reply(400, too_long), Reply(body=completion("{}"))]
+    )
+    with backend(server) as model:
+        with pytest.raises(ModelError, match="maximum context length"):
+            model.chat(QUESTION, json_schema=schema)
+        model.chat(QUESTION, json_schema=schema)
+    kinds = [r["response_format"]["type"] for r in server.requests]
+    assert kinds == ["json_schema", "json_object", "json_schema"]
+
+
 def test_429_then_success_is_retried(server: ReplayServer) -> None:
     limited = {"error": {"message": "Rate limit reached for gpt-4o-mini", "type": "requests"}}
     server.replies.extend(

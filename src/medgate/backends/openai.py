@@ -212,9 +212,10 @@ class OpenAIBackend:
             try:
                 body = self._post(payload)
             except _Rejected:
-                # Older vLLM/Ollama/llama.cpp builds know only JSON mode; remember that.
-                self._json_schema_supported = False
+                # Older vLLM/Ollama/llama.cpp builds know only JSON mode. Remember that only if
+                # JSON mode then works: otherwise the 400 was about something else.
                 body = self._post(self._json_mode(payload, json_schema))
+                self._json_schema_supported = False
         elif json_schema is not None:
             body = self._post(self._json_mode(payload, json_schema))
         else:
