@@ -95,6 +95,13 @@ class HRSConfig(Section):
     )
 
 
+class ModelPrice(Section):
+    """What a remote model charges, in USD per million tokens."""
+
+    input_per_mtok: float = Field(ge=0, description="USD per 1M prompt tokens.")
+    output_per_mtok: float = Field(ge=0, description="USD per 1M completion tokens.")
+
+
 class BackendOptions(Section):
     """Options passed to whichever backend loads a model."""
 
@@ -103,6 +110,13 @@ class BackendOptions(Section):
     timeout_s: float = Field(default=120.0, gt=0, description="Per-call timeout (remote models).")
     api_base: str | None = Field(default=None, description="OpenAI-compatible server URL.")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Env var holding the key.")
+    max_retries: int = Field(
+        default=3, ge=0, le=10, description="Retries on 429/5xx/transport errors (remote models)."
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Per-model prices merged over the remote backend's built-in price table.",
+    )
 
 
 class MedgateConfig(BaseSettings):
