@@ -79,5 +79,7 @@ def build_gate(config: MedgateConfig, pool: ModelPool | None = None) -> Gate:
     """The gate ``config.profile`` names, with its models loaded."""
     builder = PROFILES.get(config.profile)
     if builder is None:
-        raise ConfigError(f"unknown profile {config.profile!r}; known: {', '.join(sorted(PROFILES))}")
+        raise ConfigError(
+            f"unknown profile {config.profile!r}; known: {', '.join(sorted(PROFILES))}"
+        )
     return builder(config, pool or ModelPool(config))

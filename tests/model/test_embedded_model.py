@@ -86,8 +86,20 @@ def test_chat_with_json_schema_returns_json(embedded: LlamaCppModel) -> None:
 
 def _ask(question: str, context_file: Path) -> dict[str, object]:
     proc = subprocess.run(
-        [sys.executable, "-m", "medgate", "ask", question, "--context-file", str(context_file),
-         "--json", "--max-iterations", "1", "--seed", "42"],
+        [
+            sys.executable,
+            "-m",
+            "medgate",
+            "ask",
+            question,
+            "--context-file",
+            str(context_file),
+            "--json",
+            "--max-iterations",
+            "1",
+            "--seed",
+            "42",
+        ],
         capture_output=True,
         text=True,
         timeout=900,

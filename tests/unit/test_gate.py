@@ -109,7 +109,9 @@ def test_unparsable_orchestrator_reply_escalates(reply: str) -> None:
 
 
 def test_orchestrator_exception_escalates() -> None:
-    gate = HRSGate(answerer({}, completion(UNSURE)), orchestrator(TimeoutError("slow")), hrs_config())
+    gate = HRSGate(
+        answerer({}, completion(UNSURE)), orchestrator(TimeoutError("slow")), hrs_config()
+    )
     verdict = gate.check(CASE)
     assert verdict.status is Status.ESCALATED
     assert "TimeoutError" in verdict.trace.errors[0]

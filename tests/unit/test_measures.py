@@ -23,7 +23,9 @@ def test_binary_entropy_matches_eq1_in_bits() -> None:
 
 
 def test_three_way_entropy_is_divided_by_log3() -> None:
-    assert measures.normalised_entropy({"yes": 1 / 3, "no": 1 / 3, "maybe": 1 / 3}) == pytest.approx(1.0)
+    assert measures.normalised_entropy(
+        {"yes": 1 / 3, "no": 1 / 3, "maybe": 1 / 3}
+    ) == pytest.approx(1.0)
     # (0.5, 0.5, 0): ln 2 / ln 3 = 0.6309297535714574
     assert measures.normalised_entropy({"yes": 0.5, "no": 0.5, "maybe": 0.0}) == pytest.approx(
         0.630929754
@@ -52,16 +54,18 @@ def test_js_of_identical_distributions_is_zero() -> None:
 
 
 def test_js_of_disjoint_distributions_is_one_bit() -> None:
-    assert measures.js_divergence({"yes": 1.0, "no": 0.0}, {"yes": 0.0, "no": 1.0}) == pytest.approx(1.0)
+    assert measures.js_divergence(
+        {"yes": 1.0, "no": 0.0}, {"yes": 0.0, "no": 1.0}
+    ) == pytest.approx(1.0)
 
 
 def test_js_worked_example() -> None:
     # P=(1,0), Q=(0.5,0.5): M=(0.75,0.25).
     # KL(P||M) = log2(1/0.75) = 0.415037; KL(Q||M) = 0.5 log2(0.5/0.75) + 0.5 log2(0.5/0.25)
     #          = 0.5(-0.584963) + 0.5(1) = 0.207519; JS = (0.415037 + 0.207519)/2 = 0.311278
-    assert measures.js_divergence({"yes": 1.0, "no": 0.0}, {"yes": 0.5, "no": 0.5}) == pytest.approx(
-        0.311278, abs=1e-6
-    )
+    assert measures.js_divergence(
+        {"yes": 1.0, "no": 0.0}, {"yes": 0.5, "no": 0.5}
+    ) == pytest.approx(0.311278, abs=1e-6)
 
 
 def test_mean_pairwise_js_averages_three_pairs() -> None:

@@ -59,7 +59,8 @@ def _package_dir(package: str, pip: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise PrerequisiteError(
-            f"the embedded model part {package!r} is not installed; install it with: pip install {pip}"
+            f"the embedded model part {package!r} is not installed; "
+            f"install it with: pip install {pip}"
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
@@ -78,10 +79,14 @@ def resolve_embedded(name: str, cache_dir: Path) -> Path:
     if model is None:
         known = ", ".join(sorted(EMBEDDED_MODELS))
         raise ConfigError(f"unknown embedded model {name!r}; known: {known}")
-    parts = [_package_dir(p, model.pip) / f for p, f in zip(model.packages, model.files, strict=True)]
+    parts = [
+        _package_dir(p, model.pip) / f for p, f in zip(model.packages, model.files, strict=True)
+    ]
     for part in parts:
         if not part.is_file():
-            raise PrerequisiteError(f"{part} is missing; reinstall with: pip install --force-reinstall {model.pip}")
+            raise PrerequisiteError(
+                f"{part} is missing; reinstall with: pip install --force-reinstall {model.pip}"
+            )
     if len(parts) == 1:
         target = parts[0]
         stamp = cache_dir / "models" / f"{model.filename}.verified"

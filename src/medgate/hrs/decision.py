@@ -154,7 +154,11 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             iteration=None,
             answer=None,
             reason="the orchestrator judged the question not safely answerable"
-            + (f": {traj.final_step.rationale}" if traj.final_step and traj.final_step.rationale else ""),
+            + (
+                f": {traj.final_step.rationale}"
+                if traj.final_step and traj.final_step.rationale
+                else ""
+            ),
         )
     if traj.stopped is StopReason.STALLED:
         return Decision(

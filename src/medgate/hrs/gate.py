@@ -148,7 +148,11 @@ class HRSGate:
                 kind=EventKind.DECISION,
                 stage=STAGE,
                 iteration=decision.iteration,
-                data={"status": verdict.status.value, "answer": verdict.answer, "reason": verdict.reason},
+                data={
+                    "status": verdict.status.value,
+                    "answer": verdict.answer,
+                    "reason": verdict.reason,
+                },
             )
         )
         return verdict
@@ -158,10 +162,13 @@ class HRSGate:
         usage: list[Usage] = []
         for it in traj.iterations:
             timings.extend(
-                Timing(stage=f"{STAGE}.round{it.index}.{t.stage}", seconds=t.seconds) for t in it.timings
+                Timing(stage=f"{STAGE}.round{it.index}.{t.stage}", seconds=t.seconds)
+                for t in it.timings
             )
             if it.step is not None:
-                timings.append(Timing(stage=f"{STAGE}.round{it.index}.orchestrator", seconds=it.step.seconds))
+                timings.append(
+                    Timing(stage=f"{STAGE}.round{it.index}.orchestrator", seconds=it.step.seconds)
+                )
                 if it.step.usage is not None:
                     usage.append(it.step.usage)
         if traj.final_step is not None and traj.final_step.usage is not None:
@@ -175,7 +182,10 @@ class HRSGate:
         )
         errors = [traj.stop_detail] if traj.stopped is StopReason.ERROR else []
         return Trace(
-            stages={STAGE: report.model_dump(mode="json")}, timings=timings, usage=usage, errors=errors
+            stages={STAGE: report.model_dump(mode="json")},
+            timings=timings,
+            usage=usage,
+            errors=errors,
         )
 
 

@@ -32,4 +32,7 @@ def answerer_messages(case: Case, knowledge: Sequence[Fact] = ()) -> list[ChatMe
         facts = "\n".join(f"- {f.text} [{f.source}]" for f in knowledge)
         parts.append(f"Additional clinical knowledge:\n{facts}")
     parts.append(f"Question: {case.question}")
-    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(parts))]
+    return [
+        ChatMessage(role="system", content=system),
+        ChatMessage(role="user", content="\n\n".join(parts)),
+    ]

@@ -20,8 +20,43 @@ from medgate.records import Record
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _STOPWORDS = frozenset(
-    "a an and are as at be by does do for from has have in is it its of on or that the this "
-    "to was were what which with whether than not no yes".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "does",
+        "do",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "which",
+        "with",
+        "whether",
+        "than",
+        "not",
+        "no",
+        "yes",
+    ]
 )
 
 
@@ -65,7 +100,9 @@ class BM25Index:
                         try:
                             docs.append(Document.model_validate(json.loads(line)))
                         except ValueError as exc:
-                            raise InputError(f"{path}:{lineno}: not a corpus document: {exc}") from exc
+                            raise InputError(
+                                f"{path}:{lineno}: not a corpus document: {exc}"
+                            ) from exc
         except OSError as exc:
             raise InputError(f"cannot read corpus {path}: {exc}") from exc
         return cls(docs)

@@ -18,6 +18,8 @@ from pydantic import Field
 from medgate.hrs import measures
 from medgate.records import Record, SignalValue
 
+__all__ = ["ModelRun", "Need", "Signal", "SignalContext", "SignalValue", "register_signal"]
+
 
 class Need(StrEnum):
     """What a signal consumes from the model run."""
@@ -50,7 +52,9 @@ class SignalContext(Record):
 
     l_max: int = 50
     centroid: list[float] | None = Field(default=None, exclude=True)
-    centroid_note: str = "no rarity centroid fitted: run `medgate fit-rarity` or `medgate calibrate`"
+    centroid_note: str = (
+        "no rarity centroid fitted: run `medgate fit-rarity` or `medgate calibrate`"
+    )
 
 
 class Signal(Protocol):
