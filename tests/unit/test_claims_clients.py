@@ -224,7 +224,9 @@ def test_retries_exhausted_raise_unavailable(server: ReplayServer, clock: FakeCl
 
 def test_timeout_is_retried(server: ReplayServer, clock: FakeClock) -> None:
     server.script(
-        ESEARCH, Reply(delay_s=0.6, fixture="pubmed_esearch.json"), Reply(fixture="pubmed_esearch.json")
+        ESEARCH,
+        Reply(delay_s=0.6, fixture="pubmed_esearch.json"),
+        Reply(fixture="pubmed_esearch.json"),
     )
     client = pubmed(server, clock, timeout_s=0.2)
     started = time.monotonic()
@@ -334,7 +336,7 @@ def test_openfda_label_counts_and_no_match(server: ReplayServer, clock: FakeCloc
     assert "LACTIC ACIDOSIS" in label.boxed_warning
     assert label.generic_names == ["METFORMIN HYDROCHLORIDE"]
     counts = client.adverse_event_counts("metformin")
-    assert [(c.term, c.count) for c in counts][0] == ("NAUSEA", 10731)
+    assert (counts[0].term, counts[0].count) == ("NAUSEA", 10731)
     query = server.requests[0][1]
     assert query["search"] == ['openfda.generic_name:"metformin hydrochloride"']
 
@@ -365,9 +367,7 @@ def test_rate_limiter_spaces_requests() -> None:
     assert waits == [0.0, 0.5, 0.5]
 
 
-def test_online_store_verifies_citations_end_to_end(
-    server: ReplayServer, clock: FakeClock
-) -> None:
+def test_online_store_verifies_citations_end_to_end(server: ReplayServer, clock: FakeClock) -> None:
     server.script(EFETCH, Reply(fixture="pubmed_efetch.xml"))
     server.script("/api/v2/studies/NCT03036150", Reply(fixture="ctgov_study.json"))
     server.script("/api/v2/studies/NCT09999999", Reply(404, fixture="ctgov_not_found.json"))

@@ -29,6 +29,8 @@ class ClaimType(StrEnum):
     STATISTIC = "statistic"
     STUDY = "study"
     EFFICACY = "efficacy"
+    OTHER = "other"
+    """A cited sentence that matches no claim pattern; only its citations are verified."""
 
 
 class Severity(StrEnum):
@@ -50,6 +52,7 @@ CLAIM_PRIORITY: tuple[ClaimType, ...] = (
     ClaimType.STATISTIC,
     ClaimType.STUDY,
     ClaimType.EFFICACY,
+    ClaimType.OTHER,
 )
 
 SEVERITY: dict[ClaimType, Severity] = {
@@ -60,6 +63,7 @@ SEVERITY: dict[ClaimType, Severity] = {
     ClaimType.STATISTIC: Severity.MEDIUM,
     ClaimType.STUDY: Severity.MEDIUM,
     ClaimType.EFFICACY: Severity.LOW,
+    ClaimType.OTHER: Severity.LOW,
 }
 
 _AMOUNT = (
@@ -189,8 +193,12 @@ _CLAIM_PATTERNS: dict[ClaimType, tuple[re.Pattern[str], ...]] = {
             r"|likelihood)\s+of\b",
             r"\b(?:cures?|reverses?|eliminates?)\s+(?:the\s+)?(?:disease|infection|cancer|condition"
             r"|symptoms)\b",
+            r"\b(?:reduc|lower|decreas|improv|prevent|slow|delay|prolong)\w*\s+(?:[\w-]+\s+){0,4}?"
+            r"(?:mortality|death|deaths|risk|events|survival|symptoms|outcomes|progression"
+            r"|incidence|recurrence|relapse|hospitali[sz]ations?|admissions)\b",
         )
     ),
+    ClaimType.OTHER: (),
 }
 
 
@@ -215,6 +223,32 @@ def classify(sentence: str) -> list[ClaimType]:
         for kind in CLAIM_PRIORITY
         if any(pattern.search(sentence) for pattern in _CLAIM_PATTERNS[kind])
     ]
+
+
+def cited_statements(text: str | Sequence[Sentence]) -> list[Claim]:
+    """Claims plus every other sentence that carries a citation (typed ``other``).
+
+    Citation verification runs on these: whatever a sentence cites must exist and back it,
+    whether or not the sentence matched a claim pattern.
+    """
+    sentences = split_sentences(text) if isinstance(text, str) else list(text)
+    out: list[Claim] = []
+    for sentence in sentences:
+        types = classify(sentence.text)
+        citations = find_citations(sentence.text)
+        if not types and not citations:
+            continue
+        kinds = types or [ClaimType.OTHER]
+        out.append(
+            Claim(
+                sentence=sentence,
+                claim_type=kinds[0],
+                claim_types=kinds,
+                severity=SEVERITY[kinds[0]],
+                citations=citations,
+            )
+        )
+    return out
 
 
 def detect_claims(text: str | Sequence[Sentence]) -> list[Claim]:

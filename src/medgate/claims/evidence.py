@@ -99,7 +99,7 @@ _DESIGN_WORDS: tuple[tuple[StudyDesign, re.Pattern[str]], ...] = tuple(
         (StudyDesign.SYSTEMATIC_REVIEW, r"\bsystematic(?:ally)?\s+review"),
         (
             StudyDesign.RCT,
-            r"\brandomi[sz]ed(?:,)?\s+(?:\w+[\s-]+){0,3}(?:controlled\s+)?trial\b|\bRCTs?\b"
+            r"\brandomi[sz]ed,?\s+(?:[\w-]+,?\s+){0,4}trials?\b|\bRCTs?\b"
             r"|\brandomly\s+(?:assigned|allocated)\b",
         ),
         (StudyDesign.CONTROLLED_TRIAL, r"\bnon-?randomi[sz]ed\s+(?:controlled\s+)?trial\b"),

@@ -50,6 +50,7 @@ _UNCITED_ADVICE: dict[ClaimType, str] = {
     ClaimType.STATISTIC: "Name the study (PMID, NCT or DOI) this figure comes from, or remove it.",
     ClaimType.STUDY: "This study-level claim should reference a specific source (PMID or DOI).",
     ClaimType.EFFICACY: "Consider adding a citation that supports this efficacy statement.",
+    ClaimType.OTHER: "Consider adding a citation that supports this statement.",
 }
 
 

@@ -36,7 +36,10 @@ class SourceRecord(Record):
 
     @property
     def evidence_text(self) -> str:
-        return f"{self.title}. {self.text}".strip(". ")
+        title = self.title.strip()
+        if title and not title.endswith((".", "?", "!")):
+            title += "."
+        return f"{title} {self.text.strip()}".strip()
 
 
 def record_from_article(article: PubMedArticle) -> SourceRecord:
