@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -36,9 +37,16 @@ def test_uncited_dose_is_flagged_high(tmp_path: Path) -> None:
     assert "Verdict: UNSAFE" in out
 
 
-def test_cited_dose_is_not_flagged_uncited(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The recommended dose is 500 mg twice daily (PMID: 12345678).",
+        "The recommended dose is 500 mg twice daily. (PMID: 12345678)",
+    ],
+)
+def test_cited_dose_is_not_flagged_uncited(tmp_path: Path, sentence: str) -> None:
     report = tmp_path / "answer.md"
-    report.write_text("The recommended dose is 500 mg twice daily (PMID: 12345678).\n")
+    report.write_text(sentence + "\nMore text follows here.\n")
     code, out = run(str(report), "--json")
     data = json.loads(out)
     assert [f for f in data["flags"] if f["kind"] == "uncited"] == []

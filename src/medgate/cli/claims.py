@@ -85,7 +85,12 @@ def check_claims(
         typer.Option(help="JSONL of source records to verify PMIDs/NCT ids against, offline."),
     ] = None,
     online: Annotated[
-        bool, typer.Option("--online", help="Verify citations through PubMed/ClinicalTrials.gov.")
+        bool,
+        typer.Option(
+            "--online",
+            help="Verify citations through PubMed/ClinicalTrials.gov (also when the "
+            "configuration sets claims.offline = false).",
+        ),
     ] = False,
     judge: Annotated[
         JudgeChoice, typer.Option(help="How support is judged when verifying.")
@@ -110,7 +115,7 @@ def check_claims(
             store: RecordStore | None = None
             if records is not None:
                 store = LocalRecordStore.from_jsonl(records)
-            elif online:
+            elif online or not config.claims.offline:
                 settings = config.claims
                 pubmed = PubMedClient(settings.pubmed, email=settings.ncbi_email)
                 trials = ClinicalTrialsClient(settings.clinicaltrials)
