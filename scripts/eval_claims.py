@@ -91,6 +91,10 @@ labelled facts matched no sentence and {r.facts_unlabelled} facts had no label. 
 raises an uncited-claim flag on it (none of these answers cites anything, so every detected
 claim is uncited).
 
+The detector's output on these answers was read during development, and two pattern bugs found
+that way were fixed ("NNT" inside a tool name taken for a statistic; "studies have consistently
+demonstrated" missed); the patterns were not otherwise tuned to this data.
+
 ## Sentence level (the {r.sentences_with_facts} sentences that hold a labelled fact)
 
 Base rate: {r.false_sentences} of {r.sentences_with_facts} ({r.base_rate:.3f}) hold a false fact;
@@ -145,8 +149,9 @@ Data: `src/medgate/claims/data/labelled_sentences.jsonl`, {r.n} sentences writte
 and labelled with the claim type they make (or none) and whether they carry a citation. Claims
 with and without citations of every type, and negatives (definitions, patient descriptions,
 lab values, strengths of tablets, look-alike wording such as "approved for the next fiscal year").
-The set was written by the same person who wrote the patterns, before this measurement; patterns
-were not changed after it.
+The set was written by the same person who wrote the patterns, before its first measurement,
+and the patterns were not tuned on it; numbers on sentences written by the pattern author are
+optimistic compared with text from other writers or models.
 
 ## Per claim type (predicted type = the most dangerous type detected)
 

@@ -34,6 +34,9 @@ from medgate.claims import (
         ("According to a recent meta-analysis, probiotics help.", ClaimType.STUDY),
         ("Amoxicillin is the first-line treatment for otitis media.", ClaimType.EFFICACY),
         ("Metformin is effective for lowering blood glucose.", ClaimType.EFFICACY),
+        ("Several studies have consistently demonstrated a benefit.", ClaimType.STUDY),
+        ("Studies have not shown a benefit of vitamin C.", ClaimType.STUDY),
+        ("The NNT was 12 over five years.", ClaimType.STATISTIC),
     ],
 )
 def test_claim_types(sentence: str, expected: ClaimType) -> None:
@@ -51,6 +54,7 @@ def test_claim_types(sentence: str, expected: ClaimType) -> None:
         "Our budget was approved for the next fiscal year.",
         "The trial is still recruiting participants.",
         "Smith et al. describe the history of the hospital.",
+        "GIN-NNT is a toolkit for drug synergy prediction.",
     ],
 )
 def test_negatives_are_not_claims(sentence: str) -> None:

@@ -152,7 +152,7 @@ _CLAIM_PATTERNS: dict[ClaimType, tuple[re.Pattern[str], ...]] = {
             r"\b(?:HR|OR|RR|aOR|aHR)\s*(?:=|:|of)?\s*\d+\.\d+",
             r"\bp\s*[<=≤]\s*0?\.\d+",
             r"\b9[05]\s*%\s*(?:CI|confidence\s+interval)",
-            r"\b(?:number\s+needed\s+to\s+(?:treat|harm)|NNT)\b",
+            r"\bnumber\s+needed\s+to\s+(?:treat|harm)\b|(?<![\w-])(?-i:NNT)\b(?!-)",
             r"\b(?:incidence|prevalence|mortality|survival|response|remission|cure)\s+rates?\s+"
             r"(?:of|is|was|were|are|reached|around|about|approximately)\s+(?:\w+\s+){0,2}\d",
         )
@@ -161,7 +161,8 @@ _CLAIM_PATTERNS: dict[ClaimType, tuple[re.Pattern[str], ...]] = {
         re.compile(p, re.IGNORECASE)
         for p in (
             r"\b(?:studies|study|research|evidence|trials?|data|meta-?analys[ie]s|reviews?"
-            r"|investigators|researchers|findings|results)\s+(?:have\s+|has\s+|also\s+|consistently\s+)?"
+            r"|investigators|researchers|findings|results)\s+"
+            r"(?:(?:have|has|also|consistently|repeatedly|previously|recently|not)\s+){0,3}"
             r"(?:shows?|showed|shown|suggests?|suggested|indicates?|indicated|demonstrates?"
             r"|demonstrated|found|finds|reveal(?:s|ed)?|confirm(?:s|ed)?|supports?|supported"
             r"|reports?|reported|proves?|proved|establish(?:es|ed)?)\b",
