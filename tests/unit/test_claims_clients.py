@@ -402,3 +402,20 @@ def test_service_outage_fails_closed(server: ReplayServer, clock: FakeClock) -> 
     assert result.verification.checks[0].status.value == "error"
     assert result.errors and not result.is_safe
     assert find_citations(text)[0].value == "31535829"
+
+
+def test_unexpected_request_error_counts_against_the_breaker(clock: FakeClock) -> None:
+    import httpx
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("decoder bug")
+
+    client = ClinicalTrialsClient(
+        ServiceSettings(base_url="http://127.0.0.1:9", failure_threshold=1, max_retries=0),
+        transport=httpx.MockTransport(broken),
+        clock=clock,
+        sleep=clock.sleep,
+    )
+    with pytest.raises(ServiceUnavailableError, match="decoder bug"):
+        client.study("NCT03036150")
+    assert client.http.state is CircuitState.OPEN

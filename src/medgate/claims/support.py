@@ -394,5 +394,6 @@ def calibrate_threshold(scores: Sequence[float], labels: Sequence[bool]) -> Cali
             best = Calibration(
                 threshold=threshold, f1=f1, precision=precision, recall=recall, n=len(scores)
             )
-    assert best is not None  # scores is non-empty
+    if best is None:  # unreachable: scores is non-empty, so one threshold was tried
+        raise InputError("calibration found no threshold")
     return best

@@ -111,6 +111,14 @@ class ServiceClient:
             except httpx.TransportError as exc:
                 last = f"connection failed ({type(exc).__name__})"
                 continue
+            except Exception as exc:
+                # Anything else (an invalid URL, a decoding bug) must still count against the
+                # breaker, or a half-open trial would never report back and the breaker would
+                # stay half-open for good.
+                self.breaker.record_failure()
+                raise ServiceUnavailableError(
+                    self.service, f"request failed ({type(exc).__name__}: {exc})"
+                ) from exc
             if response.status_code in _RETRY_STATUS:
                 last = f"HTTP {response.status_code}"
                 continue
