@@ -102,3 +102,16 @@ def test_empty_input_is_an_input_error() -> None:
 
     with pytest.raises(InputError):
         check_report("   ")
+
+
+def test_bracket_citations_without_a_reference_list_are_warned() -> None:
+    result = check_report("Warfarin is contraindicated in pregnancy [1]. Aspirin 81 mg daily [2].")
+    assert "2 claim(s) cite [n] references but the answer has no reference list" in result.warnings
+    assert not result.is_safe  # with no sources and dose words, three warnings stand
+
+
+def test_high_severity_claim_on_a_preprint_is_warned_but_a_journal_is_not() -> None:
+    weak = "Drug X is contraindicated in asthma [1].\n\nReferences\n1. https://www.medrxiv.org/x\n"
+    strong = "Drug X is contraindicated in asthma [1].\n\nReferences\n1. Lancet 2020. PMID: 1\n"
+    assert any("preprints" in w for w in check_report(weak).warnings)
+    assert check_report(strong).warnings == []

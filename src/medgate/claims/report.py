@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from medgate.claims.citations import split_references
-from medgate.claims.detection import ClaimType, cited_statements
+from collections.abc import Sequence
+
+from medgate.claims.citations import CitationKind, Reference, split_references
+from medgate.claims.detection import Claim, ClaimType, Severity, cited_statements
 from medgate.claims.flags import uncited_flags
 from medgate.claims.safety_check import SafetyCheck, check_safety
 from medgate.claims.sentences import split_sentences
-from medgate.claims.sources import list_sources
+from medgate.claims.sources import ListedSource, list_sources
 from medgate.claims.verification import CitationVerifier, VerificationReport
 from medgate.errors import InputError
 
@@ -45,4 +47,44 @@ def check_report(text: str, verifier: CitationVerifier | None = None) -> SafetyC
         sources=sources,
         verification=verification,
         errors=errors,
+        notes=source_notes(claims, references, sources),
     )
+
+
+#: Sources below this score (preprints, unverified web pages) do not carry a high-severity claim.
+WEAK_SOURCE_SCORE = 60
+
+
+def source_notes(
+    claims: Sequence[Claim], references: Sequence[Reference], sources: Sequence[ListedSource]
+) -> list[str]:
+    """Warnings about what cited claims rest on, visible without any lookup.
+
+    A ``[n]`` with no reference list points at nothing the reader can see; a high-severity
+    claim whose every citation is a ``[n]`` to a preprint or unverified web page rests on weak
+    ground even though it is formally cited.
+    """
+    score_of = {s.reference_number: s.credibility.score for s in sources if s.reference_number}
+    dangling = 0
+    weak = 0
+    for claim in claims:
+        brackets = [c for c in claim.citations if c.kind is CitationKind.BRACKET]
+        if brackets and not references:
+            dangling += 1
+            continue
+        if claim.severity is not Severity.HIGH or len(brackets) != len(claim.citations):
+            continue
+        numbers = [int(n) for c in brackets for n in c.value.split(",") if n]
+        scores = [score_of[n] for n in numbers if n in score_of]
+        if scores and max(scores) < WEAK_SOURCE_SCORE:
+            weak += 1
+    notes = []
+    if dangling:
+        notes.append(
+            f"{dangling} claim(s) cite [n] references but the answer has no reference list"
+        )
+    if weak:
+        notes.append(
+            f"{weak} high-severity claim(s) rest only on preprints or unverified web sources"
+        )
+    return notes

@@ -106,8 +106,13 @@ def check_safety(
     sources_count: int | None = None,
     verification: VerificationReport | None = None,
     errors: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> SafetyCheck:
-    """Aggregate the flags and the four checks into one verdict."""
+    """Aggregate the flags and the four checks into one verdict.
+
+    ``notes`` are further warnings from the caller (e.g. about what citations rest on); each
+    counts like any other warning.
+    """
     all_flags = list(flags)
     if verification is not None:
         all_flags.extend(verification.flags)
@@ -140,6 +145,7 @@ def check_safety(
             f"{verification.count(CitationStatus.UNCHECKED)} citation(s) could not be checked "
             "(DOI, author-year or reference without an id)"
         )
+    warnings.extend(notes)
     if failures:
         warnings.append(f"{len(failures)} check(s) failed to run; failing closed")
 
