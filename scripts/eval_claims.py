@@ -1,6 +1,6 @@
 """Evaluate the claims layer and write docs/results/claims_*.{md,json}.
 
-    MEDGATE_DATA_DIR=/path/to/shared/data python scripts/eval_claims.py all
+    PYTHONPATH=src MEDGATE_DATA_DIR=/path/to/shared/data python scripts/eval_claims.py all
 
 Subcommands: ``halueval`` (flags vs HaluEval 2.0 biomedical fact labels), ``labelled`` (the
 labelled sentence set shipped in medgate/claims/data), ``support`` (the lexical support judge on
@@ -31,7 +31,7 @@ from medgate.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "results"
-COMMAND = "MEDGATE_DATA_DIR=../shared/data python scripts/eval_claims.py"
+COMMAND = "PYTHONPATH=src MEDGATE_DATA_DIR=../shared/data python scripts/eval_claims.py"
 
 
 def fmt(value: float | None) -> str:
