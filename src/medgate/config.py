@@ -119,6 +119,57 @@ class BackendOptions(Section):
     )
 
 
+class ServiceSettings(Section):
+    """How medgate talks to one public biomedical web service."""
+
+    base_url: str
+    timeout_s: float = Field(default=10.0, gt=0, description="Per-request timeout.")
+    max_retries: int = Field(default=3, ge=0, le=10, description="Retries after the first try.")
+    backoff_s: float = Field(default=0.5, ge=0, description="First retry delay; doubles each time.")
+    backoff_max_s: float = Field(default=8.0, ge=0, description="Cap on one retry delay.")
+    rate_per_s: float = Field(default=3.0, gt=0, description="Most requests per second.")
+    failure_threshold: int = Field(
+        default=5, ge=1, description="Failed calls in a row that open the circuit breaker."
+    )
+    recovery_s: float = Field(
+        default=30.0, ge=0, description="Seconds an open breaker waits before one trial call."
+    )
+
+
+class ClaimsConfig(Section):
+    """The citation safety layer and its evidence clients."""
+
+    offline: bool = Field(
+        default=True,
+        description="No network calls: citations are verified only against a local record store.",
+    )
+    pubmed: ServiceSettings = Field(
+        default_factory=lambda: ServiceSettings(
+            base_url="https://eutils.ncbi.nlm.nih.gov/entrez/eutils", rate_per_s=3.0
+        )
+    )
+    clinicaltrials: ServiceSettings = Field(
+        default_factory=lambda: ServiceSettings(
+            base_url="https://clinicaltrials.gov/api/v2", rate_per_s=5.0
+        )
+    )
+    openfda: ServiceSettings = Field(
+        default_factory=lambda: ServiceSettings(base_url="https://api.fda.gov", rate_per_s=4.0)
+    )
+    ncbi_email: str | None = Field(default=None, description="Sent to NCBI as `email`.")
+    ncbi_api_key_env: str = Field(
+        default="NCBI_API_KEY", description="Env var holding an NCBI key (raises the rate limit)."
+    )
+    openfda_api_key_env: str = Field(default="OPENFDA_API_KEY")
+    support_threshold: float = Field(
+        default=0.65,
+        ge=0,
+        le=1,
+        description="Lexical support score below which a citation is "
+        "judged not to support its sentence.",
+    )
+
+
 class MedgateConfig(BaseSettings):
     """All of medgate's settings in one place."""
 
@@ -143,6 +194,7 @@ class MedgateConfig(BaseSettings):
     )
     backend: BackendOptions = Field(default_factory=BackendOptions)
     hrs: HRSConfig = Field(default_factory=HRSConfig)
+    claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
 

@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import pytest
+
+from medgate.claims import (
+    CitationKind,
+    ClaimType,
+    FlagKind,
+    Severity,
+    classify,
+    detect_claims,
+    find_citations,
+    uncited_flags,
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("The recommended dose is 500 mg twice daily.", ClaimType.DOSE),
+        ("Take 5 mg daily.", ClaimType.DOSE),
+        ("Amoxicillin is given at 25 mg/kg per day in two doses.", ClaimType.DOSE),
+        ("Warfarin is contraindicated in pregnancy.", ClaimType.CONTRAINDICATION),
+        ("Metformin should not be used in severe renal impairment.", ClaimType.CONTRAINDICATION),
+        ("Semaglutide is FDA-approved for weight management.", ClaimType.APPROVAL),
+        ("The supplement is clinically proven to work.", ClaimType.APPROVAL),
+        ("Side effects include nausea and diarrhea.", ClaimType.SIDE_EFFECTS),
+        ("Adverse reactions were mostly mild.", ClaimType.SIDE_EFFECTS),
+        ("About 65% of patients responded to treatment.", ClaimType.STATISTIC),
+        ("The intervention reduced admissions by 23% overall.", ClaimType.STATISTIC),
+        ("The hazard ratio for death was 0.74.", ClaimType.STATISTIC),
+        ("Studies show that fasting improves insulin sensitivity.", ClaimType.STUDY),
+        ("Mindfulness has been shown to reduce anxiety.", ClaimType.STUDY),
+        ("According to a recent meta-analysis, probiotics help.", ClaimType.STUDY),
+        ("Amoxicillin is the first-line treatment for otitis media.", ClaimType.EFFICACY),
+        ("Metformin is effective for lowering blood glucose.", ClaimType.EFFICACY),
+        ("Several studies have consistently demonstrated a benefit.", ClaimType.STUDY),
+        ("Studies have not shown a benefit of vitamin C.", ClaimType.STUDY),
+        ("The NNT was 12 over five years.", ClaimType.STATISTIC),
+    ],
+)
+def test_claim_types(sentence: str, expected: ClaimType) -> None:
+    assert classify(sentence)[0] is expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Metformin is a biguanide used in type 2 diabetes.",
+        "Serum sodium was 130 mmol/L on admission.",
+        "Each tablet contains 500 mg of the active ingredient.",
+        "The patient was a 54-year-old man with chest pain.",
+        "Talk to your doctor before starting any new medication.",
+        "Our budget was approved for the next fiscal year.",
+        "The trial is still recruiting participants.",
+        "Smith et al. describe the history of the hospital.",
+        "GIN-NNT is a toolkit for drug synergy prediction.",
+    ],
+)
+def test_negatives_are_not_claims(sentence: str) -> None:
+    assert classify(sentence) == []
+
+
+def test_most_dangerous_type_wins_and_others_are_kept() -> None:
+    (claim,) = detect_claims(
+        "Studies show the recommended dose is 500 mg per day, with side effects in 10% of patients."
+    )
+    assert claim.claim_type is ClaimType.DOSE
+    assert claim.severity is Severity.HIGH
+    assert claim.claim_types[0] is ClaimType.DOSE
+    assert {ClaimType.STUDY, ClaimType.SIDE_EFFECTS, ClaimType.STATISTIC} <= set(claim.claim_types)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "severity"),
+    [
+        ("The recommended dose is 10 mg.", Severity.HIGH),
+        ("It is contraindicated in asthma.", Severity.HIGH),
+        ("It is FDA approved for migraine.", Severity.HIGH),
+        ("Side effects include rash.", Severity.MEDIUM),
+        ("Research suggests a benefit.", Severity.MEDIUM),
+        ("It is effective for migraine.", Severity.LOW),
+    ],
+)
+def test_severity(sentence: str, severity: Severity) -> None:
+    (claim,) = detect_claims(sentence)
+    assert claim.severity is severity
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("as shown [1].", CitationKind.BRACKET, "1"),
+        ("as shown [2, 4-6].", CitationKind.BRACKET, "2,4,5,6"),
+        ("as shown (PMID: 12345678).", CitationKind.PMID, "12345678"),
+        ("as shown PMID 12345678.", CitationKind.PMID, "12345678"),
+        ("in NCT01234567.", CitationKind.NCT, "NCT01234567"),
+        ("see doi:10.1056/NEJMoa1511939.", CitationKind.DOI, "10.1056/nejmoa1511939"),
+        ("see https://doi.org/10.1000/xyz123 now", CitationKind.DOI, "10.1000/xyz123"),
+        ("Smith et al. (2020) found", CitationKind.AUTHOR_YEAR, "2020"),
+        ("(Horby et al., 2021)", CitationKind.AUTHOR_YEAR, "2021"),
+        ("(Smith & Jones, 2019)", CitationKind.AUTHOR_YEAR, "2019"),
+    ],
+)
+def test_citation_forms(text: str, kind: CitationKind, value: str) -> None:
+    (citation,) = find_citations(text)
+    assert citation.kind is kind and citation.value == value
+
+
+def test_a_bare_year_is_not_a_citation() -> None:
+    assert find_citations("The recommended dose changed (2024).") == []
+    assert find_citations("The dose is 500 mg [sic] daily.") == []
+
+
+def test_uncited_flags_only_for_uncited_claims_with_suggestions() -> None:
+    claims = detect_claims(
+        "The recommended dose is 500 mg twice daily. "
+        "The recommended dose is 500 mg twice daily (PMID: 12345678). "
+        "Metformin is a biguanide."
+    )
+    flags = uncited_flags(claims)
+    assert len(claims) == 2
+    (flag,) = flags
+    assert flag.kind is FlagKind.UNCITED
+    assert flag.severity is Severity.HIGH
+    assert flag.sentence_index == 0
+    assert flag.suggestion.startswith("This claim requires a citation.")
+
+
+def test_no_minimum_length_for_dangerous_sentences() -> None:
+    (flag,) = uncited_flags(detect_claims("Take 5 mg daily."))
+    assert flag.claim_type is ClaimType.DOSE
