@@ -301,7 +301,7 @@ class LlamaCppModel:
             except Exception as exc:
                 raise ModelError(f"llama.cpp embedding failed: {exc}") from exc
         flat = vector[0] if vector and isinstance(vector[0], list) else vector
-        return [float(x) for x in flat]  # type: ignore[union-attr]
+        return [float(x) for x in flat]
 
     # -- chat -------------------------------------------------------------------------------
     def chat(
@@ -321,7 +321,7 @@ class LlamaCppModel:
             t0 = time.perf_counter()
             try:
                 out: Any = self.llm.create_chat_completion(
-                    messages=[m.model_dump() for m in messages],
+                    messages=[m.model_dump() for m in messages],  # type: ignore[misc]
                     max_tokens=max_tokens,
                     temperature=temperature,
                     seed=seed if seed is not None else 0,
