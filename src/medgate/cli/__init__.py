@@ -28,7 +28,9 @@ for module in (core, claims):
 def main() -> None:
     """Console entry point: medgate's own errors become one line on stderr and exit code 2."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns a command's exit code instead of exiting.
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
     except MedgateError as exc:
         typer.echo(f"medgate: error: {exc}", err=True)
         sys.exit(2)
