@@ -119,6 +119,15 @@ class WhiteBoxModel(LanguageModel, Protocol):
         """
         ...
 
+    def complete_batch(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams]
+    ) -> list[Completion]:
+        """One continuation per entry of ``params``, all of the same prompt.
+
+        Backends that can decode sequences in parallel make this cost about one continuation.
+        """
+        ...
+
     def embed(self, text: str) -> list[float]:
         """Mean-pooled last hidden state of ``text``."""
         ...

@@ -120,6 +120,11 @@ class FakeModel:
         self.calls.append(("complete", messages[-1].content if messages else ""))
         return self._complete.answer(messages)
 
+    def complete_batch(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams]
+    ) -> list[Completion]:
+        return [self.complete(messages, p) for p in params]
+
     def embed(self, text: str) -> list[float]:
         self.calls.append(("embed", text))
         if text not in self._embed:

@@ -254,6 +254,12 @@ class TransformersBackend:
         )
         return ChatReply(text=generation.text, usage=usage)
 
+    def complete_batch(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams]
+    ) -> list[Completion]:
+        # Sequential: each call reuses the cached prompt state, so only new tokens are computed.
+        return [self.complete(messages, p) for p in params]
+
     def complete(self, messages: Sequence[ChatMessage], params: DecodeParams) -> Completion:
         started = time.perf_counter()
         with self._lock, self._errors_as_model_errors():

@@ -1,10 +1,10 @@
 """The embedded default backend: GGUF models on the CPU through llama-cpp-python.
 
-Generation is a small loop of our own over ``Llama.eval`` so that we control what the signals
-need: per-token log-probabilities at temperature 1, seeded sampling with numpy's generator,
-forbidden tokens before a minimum length, and the label distribution at the answer slot. The
-prompt is evaluated once; later calls with the same prompt truncate the KV cache back to the end
-of the prompt and reuse our own copy of its last logits (llama.cpp's buffers do not keep them).
+White-box generation runs on medgate's own llama.cpp context (:mod:`llamacpp_engine`), so that
+we control what the signals need: per-token log-probabilities at temperature 1, seeded sampling
+with numpy's generator, forbidden tokens before a minimum length, the label distribution at the
+answer slot, and several continuations of one prompt decoded in parallel from one cached prompt.
+Chat (the agent roles, with JSON-schema grammars) goes through llama-cpp-python's own API.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import numpy as np
 import numpy.typing as npt
 
 from medgate.backends.base import (
-    AnswerSlot,
     ChatMessage,
     ChatReply,
     Completion,
@@ -31,6 +30,7 @@ from medgate.backends.base import (
     renormalise,
 )
 from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded, sha256_of
+from medgate.backends.llamacpp_engine import ContinuationSpec, Engine
 from medgate.errors import ConfigError, ModelError, PrerequisiteError
 from medgate.records import Usage
 
@@ -64,13 +64,6 @@ def _import_llama() -> type[Llama]:
         _quiet = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
         llama_cpp.llama_log_set(_quiet, None)
     return Llama
-
-
-def _log_softmax(logits: npt.NDArray[np.floating[Any]]) -> FloatArray:
-    x: FloatArray = logits.astype(np.float64)
-    x -= x.max()
-    out: FloatArray = x - np.log(np.exp(x).sum())
-    return out
 
 
 class LlamaCppModel:
@@ -116,10 +109,12 @@ class LlamaCppModel:
         self._embedder: Any = None
         self._vocab = self.llm.n_vocab()
         self._eog = np.array([t for t in range(self._vocab) if self._is_eog(t)], dtype=np.int64)
+        self._eog_set = {int(t) for t in self._eog}
         self._banned_cache: dict[tuple[str, ...], npt.NDArray[np.int64]] = {}
-        self._prompt_key: tuple[int, ...] | None = None
-        self._prompt_logits: npt.NDArray[np.float32] | None = None
+        self._label_cache: dict[tuple[str, ...], dict[str, list[int]]] = {}
         self._formatter = self._make_formatter()
+        # White-box work runs on a context of its own with parallel sequences; chat uses llm's.
+        self._engine = Engine(self.llm._model, n_ctx=n_ctx, n_threads=self._threads)
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -179,107 +174,79 @@ class LlamaCppModel:
     def render(self, messages: Sequence[ChatMessage]) -> str:
         return str(self._formatter(messages=[m.model_dump() for m in messages]).prompt)
 
-    def _eval_prompt(self, prompt: list[int]) -> npt.NDArray[np.float32]:
-        """Evaluate ``prompt`` reusing the longest cached prefix; return its last logits."""
-        if len(prompt) >= self._n_ctx:
-            raise ModelError(
-                f"prompt of {len(prompt)} tokens does not fit the context ({self._n_ctx})"
-            )
-        key = tuple(prompt)
-        cached = self.llm.input_ids[: self.llm.n_tokens].tolist()
-        if (
-            key == self._prompt_key
-            and cached[: len(prompt)] == prompt
-            and self._prompt_logits is not None
-        ):
-            self.llm.n_tokens = len(prompt)
-            return self._prompt_logits
-        common = 0
-        for a, b in zip(cached, prompt, strict=False):
-            if a != b:
-                break
-            common += 1
-        self.llm.n_tokens = min(common, len(prompt) - 1)  # at least one token yields logits
-        self.llm.eval(prompt[self.llm.n_tokens :])
-        self._prompt_key, self._prompt_logits = key, self._last_logits().copy()
-        return self._prompt_logits
-
-    def _last_logits(self) -> npt.NDArray[np.float32]:
-        ptr = self.llm._ctx.get_logits_ith(-1)
-        return np.ctypeslib.as_array(ptr, shape=(self._vocab,))
-
     # -- white-box operations ---------------------------------------------------------------
+    def text(self, tokens: list[int]) -> str:
+        return self.llm.detokenize(tokens).decode("utf-8", errors="ignore")
+
+    def is_end(self, token: int) -> bool:
+        return token in self._eog_set
+
+    def forget_prompt(self) -> None:
+        """Drop the cached prompt state, so the next call reads its prompt from scratch."""
+        with self._lock:
+            self._engine.forget()
+
+    def _label_ids(self, labels: tuple[str, ...]) -> dict[str, list[int]]:
+        if labels not in self._label_cache:
+            self._label_cache[labels] = {
+                label: sorted({self._tokens(form)[0] for form in label_surface_forms(label)})
+                for label in labels
+            }
+        return self._label_cache[labels]
+
     def complete(self, messages: Sequence[ChatMessage], params: DecodeParams) -> Completion:
+        return self.complete_batch(messages, [params])[0]
+
+    def complete_batch(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams]
+    ) -> list[Completion]:
+        """Continue the same prompt once per entry of ``params``, all in one parallel pass."""
         with self._lock:
             t0 = time.perf_counter()
             try:
-                return self._complete(messages, params, t0)
+                return self._complete_batch(messages, params, t0)
             except ModelError:
                 raise
             except Exception as exc:
                 raise ModelError(f"llama.cpp generation failed: {exc}") from exc
 
-    def _complete(
-        self, messages: Sequence[ChatMessage], params: DecodeParams, t0: float
-    ) -> Completion:
+    def _complete_batch(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams], t0: float
+    ) -> list[Completion]:
         prompt = self._tokens(self.render(messages), special=True)
-        logits = self._eval_prompt(prompt)
-        rng = np.random.default_rng(params.seed)
-        banned = self._banned(params.stop)
-        tokens: list[int] = []
-        logprobs: list[float] = []
-        ends: list[int] = []  # character offset where each token's text ends
-        text = ""
-        for step in range(params.max_tokens):
-            if self.llm.n_tokens >= self._n_ctx - 8:
-                break
-            lp = _log_softmax(logits)
-            choice = lp.copy()
-            if step < params.min_tokens:
-                choice[banned] = -np.inf
-            if params.temperature <= 0:
-                tok = int(np.argmax(choice))
-            else:
-                z = choice / params.temperature
-                p = np.exp(z - z.max())
-                tok = int(rng.choice(self._vocab, p=p / p.sum()))
-            if tok in self._eog:
-                break
-            tokens.append(tok)
-            logprobs.append(float(lp[tok]))
-            text = self.llm.detokenize(tokens).decode("utf-8", errors="ignore")
-            ends.append(len(text))
-            cut = min((i for s in params.stop if (i := text.find(s)) >= 0), default=-1)
-            if cut >= 0 and step >= params.min_tokens:
-                keep = sum(1 for e in ends if e <= cut)
-                tokens, logprobs, text = tokens[:keep], logprobs[:keep], text[:cut]
-                break
-            self.llm.eval([tok])
-            logits = self._last_logits()
-        label_probs = label_mass = None
-        if params.answer_slot is not None:
-            label_probs, label_mass = self._read_slot(prompt, tokens, params.answer_slot)
-        return Completion(
-            text=text,
-            token_logprobs=logprobs,
-            label_probs=label_probs,
-            label_mass=label_mass,
-            prompt_tokens=len(prompt),
-            seconds=time.perf_counter() - t0,
-        )
-
-    def _read_slot(
-        self, prompt: list[int], generated: list[int], slot: AnswerSlot
-    ) -> tuple[dict[str, float], float]:
-        # Roll the cache back to the kept reasoning (a stop word may have been evaluated).
-        self.llm.n_tokens = len(prompt) + len(generated)
-        self.llm.eval(self._tokens(slot.cue))
-        probs = np.exp(_log_softmax(self._last_logits()))
-        raw: dict[str, float] = {}
-        for label in slot.labels:
-            ids = {self._tokens(form)[0] for form in label_surface_forms(label)}
-            raw[label] = float(sum(probs[i] for i in ids))
-        return renormalise(raw), float(sum(raw.values()))
+        specs = [
+            ContinuationSpec(
+                max_tokens=p.max_tokens,
+                temperature=p.temperature,
+                seed=p.seed,
+                min_tokens=p.min_tokens,
+                stop=p.stop,
+                banned=self._banned(p.stop),
+                cue=tuple(self._tokens(p.answer_slot.cue)) if p.answer_slot else (),
+            )
+            for p in params
+        ]
+        results = self._engine.run(prompt, specs, self)
+        seconds = time.perf_counter() - t0
+        out = []
+        for p, r in zip(params, results, strict=True):
+            label_probs = label_mass = None
+            if p.answer_slot is not None and r.final_logprobs is not None:
+                probs = np.exp(r.final_logprobs)
+                ids = self._label_ids(p.answer_slot.labels)
+                raw = {label: float(probs[i].sum()) for label, i in ids.items()}
+                label_probs, label_mass = renormalise(raw), float(sum(raw.values()))
+            out.append(
+                Completion(
+                    text=r.text,
+                    token_logprobs=r.logprobs,
+                    label_probs=label_probs,
+                    label_mass=label_mass,
+                    prompt_tokens=len(prompt),
+                    seconds=seconds,
+                )
+            )
+        return out
 
     def embed(self, text: str) -> list[float]:
         with self._lock:
@@ -329,8 +296,6 @@ class LlamaCppModel:
                 )
             except Exception as exc:
                 raise ModelError(f"llama.cpp chat failed: {exc}") from exc
-            finally:
-                self._prompt_key = None  # the chat call reused and overwrote the cache
         text = out["choices"][0]["message"]["content"] or ""
         usage = out.get("usage") or {}
         return ChatReply(

@@ -1,8 +1,9 @@
 """One pass of the answering model that collects what the enabled signals need.
 
 The greedy run gives the answer, its distribution and the reasoning; the ambiguity samples are
-continuations of the same prompt at a low temperature with fixed seeds, so a backend that reuses
-the prompt's computed state pays only for the new tokens; the embedding is of the question alone.
+continuations of the same prompt at a low temperature with fixed seeds, asked for together so a
+backend can decode them in parallel from the prompt's cached state; the embedding is of the
+question alone.
 """
 
 from __future__ import annotations
@@ -62,11 +63,13 @@ def probe(
     )
     if Need.SAMPLES in needs:
         t0 = time.perf_counter()
-        for i in range(cfg.samples):
-            params = base.model_copy(
+        sample_params = [
+            base.model_copy(
                 update={"temperature": cfg.sample_temperature, "seed": cfg.seed + seed_offset + i}
             )
-            sample = model.complete(messages, params)
+            for i in range(cfg.samples)
+        ]
+        for sample in model.complete_batch(messages, sample_params):
             if not sample.label_probs:
                 raise ModelError("an ambiguity sample gave no distribution at the answer slot")
             run.sample_distributions.append(sample.label_probs)

@@ -1,0 +1,247 @@
+"""Parallel continuation of one prompt on a llama.cpp context of medgate's own.
+
+The prompt is evaluated once into sequence 0 of the KV cache and kept there for later calls with
+the same prompt (or a shared prefix). Each continuation gets its own sequence, copied from
+sequence 0, and all continuations advance together: one decode call per step carries one token
+of every live sequence, which on a CPU costs little more than a single token because the weights
+are read once per call. Three ambiguity samples therefore cost about one generation, not three.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from medgate.errors import ModelError
+
+Logits = npt.NDArray[np.float32]
+FloatArray = npt.NDArray[np.float64]
+IdArray = npt.NDArray[np.int64]
+
+#: Parallel continuations one engine can run; sequence 0 holds the prompt.
+MAX_PARALLEL = 8
+
+
+def log_softmax(logits: npt.NDArray[np.floating[Any]]) -> FloatArray:
+    x: FloatArray = logits.astype(np.float64)
+    x -= x.max()
+    out: FloatArray = x - np.log(np.exp(x).sum())
+    return out
+
+
+class Vocabulary(Protocol):
+    def text(self, tokens: list[int]) -> str: ...
+
+    def is_end(self, token: int) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ContinuationSpec:
+    """How to continue the prompt once."""
+
+    max_tokens: int
+    temperature: float = 0.0
+    seed: int | None = None
+    min_tokens: int = 0
+    stop: tuple[str, ...] = ()
+    banned: IdArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Tokens forbidden before ``min_tokens`` (end of turn, stop words)."""
+    cue: tuple[int, ...] = ()
+    """Tokens to append after the continuation before reading the final distribution."""
+
+
+@dataclass
+class ContinuationResult:
+    tokens: list[int]
+    logprobs: list[float]
+    text: str
+    final_logprobs: FloatArray | None
+    """Log-probabilities of the next token after the cue (None without a cue)."""
+
+
+@dataclass
+class _State:
+    spec: ContinuationSpec
+    seq: int
+    logits: Logits
+    rng: np.random.Generator
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    text: str = ""
+    in_cache: int = 0
+    done: bool = False
+
+
+class Engine:
+    """Owns a llama.cpp context with several sequences and a batch to feed it."""
+
+    def __init__(self, model: Any, *, n_ctx: int, n_threads: int, n_batch: int = 512) -> None:
+        import llama_cpp
+        from llama_cpp import _internals
+
+        self._lib = llama_cpp
+        params = llama_cpp.llama_context_default_params()
+        params.n_ctx = n_ctx
+        params.n_batch = n_batch
+        params.n_ubatch = n_batch
+        params.n_seq_max = MAX_PARALLEL + 1
+        params.kv_unified = True  # every sequence may use the whole context
+        params.n_threads = n_threads
+        params.n_threads_batch = n_threads
+        params.embeddings = False
+        params.no_perf = True
+        self._ctx = _internals.LlamaContext(model=model, params=params, verbose=False)
+        self._batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=False)
+        self.n_ctx = n_ctx
+        self.n_batch = n_batch
+        self.n_vocab = int(model.n_vocab())
+        self._prompt: list[int] = []
+        self._prompt_logits: Logits | None = None
+
+    @property
+    def _mem(self) -> Any:
+        return self._lib.llama_get_memory(self._ctx.ctx)
+
+    def forget(self) -> None:
+        """Drop every cached token, so the next prompt is read from scratch."""
+        self._lib.llama_memory_seq_rm(self._mem, -1, -1, -1)
+        self._prompt, self._prompt_logits = [], None
+
+    def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> list[Logits]:
+        """Decode (token, position, sequence, wants_logits) entries; logits in entry order."""
+        out: list[Logits] = []
+        for start in range(0, len(entries), self.n_batch):
+            chunk = entries[start : start + self.n_batch]
+            b = self._batch.batch
+            for i, (tok, pos, seq, want) in enumerate(chunk):
+                b.token[i] = tok
+                b.pos[i] = pos
+                b.n_seq_id[i] = 1
+                b.seq_id[i][0] = seq
+                b.logits[i] = want
+            b.n_tokens = len(chunk)
+            rc = self._lib.llama_decode(self._ctx.ctx, b)
+            if rc != 0:
+                raise ModelError(f"llama_decode returned {rc}")
+            for i, entry in enumerate(chunk):
+                if entry[3]:
+                    ptr = self._lib.llama_get_logits_ith(self._ctx.ctx, i)
+                    floats = ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float))
+                    out.append(np.ctypeslib.as_array(floats, shape=(self.n_vocab,)).copy())
+        return out
+
+    def load_prompt(self, prompt: list[int]) -> Logits:
+        """Make sequence 0 hold ``prompt``, reusing the longest cached prefix."""
+        if not prompt or len(prompt) + 64 >= self.n_ctx:
+            raise ModelError(f"a prompt of {len(prompt)} tokens does not fit ({self.n_ctx})")
+        if prompt == self._prompt and self._prompt_logits is not None:
+            return self._prompt_logits
+        common = 0
+        for a, b in zip(self._prompt, prompt, strict=False):
+            if a != b:
+                break
+            common += 1
+        common = min(common, len(prompt) - 1)  # re-read at least one token to get its logits
+        self._lib.llama_memory_seq_rm(self._mem, 0, common, -1)
+        self._prompt, self._prompt_logits = prompt[:common], None
+        entries = [
+            (t, common + i, 0, i == len(prompt) - common - 1) for i, t in enumerate(prompt[common:])
+        ]
+        (logits,) = self._decode(entries)
+        self._prompt, self._prompt_logits = list(prompt), logits
+        return logits
+
+    def run(
+        self, prompt: list[int], specs: Sequence[ContinuationSpec], vocab: Vocabulary
+    ) -> list[ContinuationResult]:
+        """Continue ``prompt`` once per spec, all in parallel."""
+        if not 1 <= len(specs) <= MAX_PARALLEL:
+            raise ModelError(f"between 1 and {MAX_PARALLEL} continuations per call")
+        logits = self.load_prompt(prompt)
+        base = len(prompt)
+        states = [
+            _State(spec=s, seq=i + 1, logits=logits, rng=np.random.default_rng(s.seed))
+            for i, s in enumerate(specs)
+        ]
+        try:
+            for st in states:
+                self._lib.llama_memory_seq_rm(self._mem, st.seq, -1, -1)
+                self._lib.llama_memory_seq_cp(self._mem, 0, st.seq, -1, -1)
+            while live := [st for st in states if not st.done]:
+                moving = [st for st in live if self._advance(st, vocab)]
+                if base + max(len(st.tokens) for st in states) + 8 >= self.n_ctx:
+                    for st in states:
+                        st.done = True
+                if not moving:
+                    continue
+                entries = [
+                    (st.tokens[-1], base + len(st.tokens) - 1, st.seq, True) for st in moving
+                ]
+                for st, row in zip(moving, self._decode(entries), strict=True):
+                    st.logits, st.in_cache = row, len(st.tokens)
+            finals = self._read_cues(base, states)
+        finally:
+            for st in states:
+                self._lib.llama_memory_seq_rm(self._mem, st.seq, -1, -1)
+        return [
+            ContinuationResult(st.tokens, st.logprobs, st.text, final)
+            for st, final in zip(states, finals, strict=True)
+        ]
+
+    def _advance(self, st: _State, vocab: Vocabulary) -> bool:
+        """Pick ``st``'s next token; False when it ends instead (or needs no decode)."""
+        spec = st.spec
+        if len(st.tokens) >= spec.max_tokens:
+            st.done = True
+            return False
+        lp = log_softmax(st.logits)
+        pick = lp.copy()
+        step = len(st.tokens)
+        if step < spec.min_tokens and spec.banned.size:
+            pick[spec.banned] = -np.inf
+        if spec.temperature <= 0:
+            tok = int(np.argmax(pick))
+        else:
+            z = pick / spec.temperature
+            p = np.exp(z - z.max())
+            tok = int(st.rng.choice(self.n_vocab, p=p / p.sum()))
+        if vocab.is_end(tok):
+            st.done = True
+            return False
+        st.tokens.append(tok)
+        st.logprobs.append(float(lp[tok]))
+        text = vocab.text(st.tokens)
+        st.ends.append(len(text))
+        cut = min((i for s in spec.stop if (i := text.find(s)) >= 0), default=-1)
+        if cut >= 0 and step >= spec.min_tokens:
+            keep = sum(1 for e in st.ends if e <= cut)
+            del st.tokens[keep:], st.logprobs[keep:], st.ends[keep:]
+            st.text, st.done = text[:cut], True
+            return False
+        st.text = text
+        return True
+
+    def _read_cues(self, base: int, states: list[_State]) -> list[FloatArray | None]:
+        entries: list[tuple[int, int, int, bool]] = []
+        owners: list[int] = []
+        for i, st in enumerate(states):
+            if not st.spec.cue:
+                continue
+            # The cache may hold a stop word the text no longer has: cut back, then re-feed.
+            kept = min(st.in_cache, len(st.tokens))
+            self._lib.llama_memory_seq_rm(self._mem, st.seq, base + kept, -1)
+            feed = [*st.tokens[kept:], *st.spec.cue]
+            for j, tok in enumerate(feed):
+                entries.append((tok, base + kept + j, st.seq, j == len(feed) - 1))
+            owners.append(i)
+        finals: list[FloatArray | None] = [None] * len(states)
+        if entries:
+            for i, row in zip(owners, self._decode(entries), strict=True):
+                finals[i] = log_softmax(row)
+        return finals
