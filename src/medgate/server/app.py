@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
@@ -407,6 +408,15 @@ def _add_ops_routes(app: FastAPI) -> None:
 
 
 def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # Where and what, without echoing the refused input (it may be large or sensitive).
+        detail = [
+            {"loc": list(err.get("loc", ())), "msg": err.get("msg", ""), "type": err.get("type")}
+            for err in exc.errors()
+        ]
+        return JSONResponse({"detail": detail}, status_code=422)
+
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)

@@ -36,27 +36,34 @@ class BodySizeLimit:
                 await _reply(send, 413, self._message())
                 return
         seen = 0
-        started = False
+        overflowed = False
+        replaced = False
 
         async def counting_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, overflowed
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
+                    overflowed = True
                     raise _TooLarge
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
+        async def guarded_send(message: Message) -> None:
+            # The framework may turn the exception into its own 400 ("error parsing the body");
+            # whatever it answers, an oversized body gets the 413 that says why.
+            nonlocal replaced
+            if overflowed:
+                if not replaced and message["type"] == "http.response.start":
+                    replaced = True
+                    await _reply(send, 413, self._message())
+                return
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
+            await self.app(scope, counting_receive, guarded_send)
         except _TooLarge:
-            if not started:
+            if not replaced:
                 await _reply(send, 413, self._message())
 
     def _message(self) -> str:
