@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -119,10 +120,7 @@ def test_concurrent_claims_have_exactly_one_winner(store: Store) -> None:
         assert stored.escalation is not None
         esc_id = stored.escalation.id
         results = run_together(
-            [
-                (lambda n=n: store.claim(esc_id, clinician=f"clinician-{n}"))  # type: ignore[misc]
-                for n in range(8)
-            ]
+            [functools.partial(store.claim, esc_id, clinician=f"clinician-{n}") for n in range(8)]
         )
         winners = [r for r in results if not isinstance(r, Exception)]
         losers = [r for r in results if isinstance(r, Exception)]
@@ -165,7 +163,7 @@ def test_concurrent_writers_keep_one_chain(store: Store) -> None:
         for i in range(5):
             store.record_verdict(verdict(question=f"w{n}-{i}"), key_id=f"k{n}")
 
-    results = run_together([(lambda n=n: writer(n)) for n in range(6)])  # type: ignore[misc]
+    results = run_together([functools.partial(writer, n) for n in range(6)])
     assert all(r is None for r in results), results
     report = store.verify_audit()
     assert report.ok, report.problems
