@@ -75,7 +75,7 @@ def test_audit_verify_exit_codes(cli: typer.Typer, tmp_path: Path) -> None:
 def test_gate_factory_spec() -> None:
     factory = load_gate_factory("medgate.config:load_config")
     assert callable(factory)
-    with pytest.raises(ConfigError, match="package.module:function"):
+    with pytest.raises(ConfigError, match=r"package\.module:function"):
         load_gate_factory("no-colon")
     with pytest.raises(ConfigError, match="cannot be loaded"):
         load_gate_factory("medgate.nothing_here:build")
