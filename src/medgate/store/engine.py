@@ -29,21 +29,29 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def create_store_engine(url: str, *, pool_size: int = 5, busy_timeout_s: float = 30.0) -> Engine:
-    """An engine for ``url``; SQLite files are created with their directory."""
+def create_store_engine(
+    url: str, *, pool_size: int = 5, busy_timeout_s: float = 30.0, read_only: bool = False
+) -> Engine:
+    """An engine for ``url``; SQLite files are created with their directory.
+
+    On SQLite, ``read_only`` engines start ordinary deferred transactions: in WAL mode they read
+    a snapshot without waiting for the write lock that every writer takes up front.
+    """
     try:
         parsed = make_url(url)
     except Exception as exc:
         raise ConfigError(f"store: cannot parse database URL {url!r}: {exc}") from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        return _sqlite_engine(url, parsed.database, busy_timeout_s)
+        return _sqlite_engine(url, parsed.database, busy_timeout_s, read_only)
     if backend == "postgresql":
         return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
     raise ConfigError(f"store: unsupported database {backend!r}; use SQLite or PostgreSQL")
 
 
-def _sqlite_engine(url: str, database: str | None, busy_timeout_s: float) -> Engine:
+def _sqlite_engine(
+    url: str, database: str | None, busy_timeout_s: float, read_only: bool
+) -> Engine:
     if not database or database == ":memory:":
         raise ConfigError("store: SQLite needs a file path (an in-memory database loses the queue)")
     Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -64,8 +72,8 @@ def _sqlite_engine(url: str, database: str | None, busy_timeout_s: float) -> Eng
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        # Take the write lock up front: a deferred transaction that reads the audit head and then
-        # writes could otherwise fail with SQLITE_BUSY instead of waiting its turn.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # Writers take the write lock up front: a deferred transaction that reads the audit head
+        # and then writes could otherwise fail with SQLITE_BUSY instead of waiting its turn.
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
     return engine

@@ -51,8 +51,11 @@ def hash_token(token: str) -> str:
 class Store:
     """medgate's persistent state over one SQLAlchemy engine."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, reader: Engine | None = None) -> None:
         self.engine = engine
+        """Writes (and, where no reader is given, reads)."""
+        self.reader = reader or engine
+        """Reads: on SQLite a second engine whose transactions do not take the write lock."""
 
     @classmethod
     def open(cls, config: MedgateConfig) -> Store:
@@ -67,14 +70,19 @@ class Store:
     def from_url(cls, url: str, *, pool_size: int = 5, busy_timeout_s: float = 30.0) -> Store:
         engine = create_store_engine(url, pool_size=pool_size, busy_timeout_s=busy_timeout_s)
         migrate(engine)
-        return cls(engine)
+        reader = None
+        if engine.dialect.name == "sqlite":
+            reader = create_store_engine(url, busy_timeout_s=busy_timeout_s, read_only=True)
+        return cls(engine, reader)
 
     def close(self) -> None:
         self.engine.dispose()
+        if self.reader is not self.engine:
+            self.reader.dispose()
 
     def ping(self) -> None:
         """Raise if the database cannot be reached (readiness)."""
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             conn.execute(text("SELECT 1"))
 
     # -- API keys -------------------------------------------------------------------------
@@ -92,7 +100,7 @@ class Store:
         return key, token
 
     def list_keys(self) -> list[ApiKey]:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             rows = conn.execute(select(api_keys).order_by(api_keys.c.created_at)).all()
         return [_key(row) for row in rows]
 
@@ -114,7 +122,7 @@ class Store:
         """The active key with this token, or None."""
         if not token.startswith(_TOKEN_PREFIX):
             return None
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             row = conn.execute(
                 select(api_keys).where(
                     api_keys.c.key_hash == hash_token(token), api_keys.c.revoked_at.is_(None)
@@ -180,7 +188,7 @@ class Store:
         )
 
     def get_verdict(self, verdict_id: str) -> StoredVerdict:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             row = conn.execute(select(verdicts).where(verdicts.c.id == verdict_id)).first()
             if row is None:
                 raise NotFoundError(f"no verdict {verdict_id!r}")
@@ -203,19 +211,19 @@ class Store:
         query = _escalation_query().order_by(escalations.c.created_at, escalations.c.id)
         if state is not None:
             query = query.where(escalations.c.state == state.value)
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             rows = conn.execute(query.limit(limit).offset(offset)).all()
         return [_escalation(row) for row in rows]
 
     def count_escalations(self, state: EscalationState) -> int:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             found = conn.execute(
                 select(func.count()).select_from(escalations).where(escalations.c.state == state)
             ).scalar_one()
         return int(found)
 
     def get_escalation(self, escalation_id: str) -> Escalation:
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             row = conn.execute(_escalation_query().where(escalations.c.id == escalation_id)).first()
         if row is None:
             raise NotFoundError(f"no escalation {escalation_id!r}")
@@ -306,13 +314,16 @@ class Store:
         query = select(audit_log).where(audit_log.c.seq > after).order_by(audit_log.c.seq)
         if limit is not None:
             query = query.limit(limit)
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
             rows = conn.execute(query).all()
         return [AuditEntry.model_validate(row._asdict()) for row in rows]
 
     def verify_audit(self) -> AuditReport:
         """Walk the whole chain; see :mod:`medgate.store.audit` for what is detected."""
-        with self.engine.connect() as conn:
+        with self.reader.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                # One snapshot for head, verdicts and entries, even while others append.
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
             head = conn.execute(select(audit_head).where(audit_head.c.id == 1)).one()
             stored = {
                 row.id: digest(row.verdict_json)
