@@ -6,7 +6,8 @@ the load phase the server is killed with SIGKILL while requests are in flight, t
 the same database. Every escalation whose id a client received must be in the queue, and the
 audit chain must verify. Prints a JSON report; exits 1 if anything was lost or the chain broke.
 
-    PYTHONPATH=src /work/main/.venv/bin/python scripts/load_and_crash.py --clients 16 --seconds 20
+    PYTHONPATH=src python scripts/load_and_crash.py --clients 32 --seconds 20
+    PYTHONPATH=src python scripts/load_and_crash.py --clients 32 --seconds 20 --throwaway-postgres
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ class Tally:
 
 
 def client_loop(
-    base: str, token: str, number: int, stop: threading.Event, measuring: threading.Event,
+    base: str,
+    token: str,
+    number: int,
+    stop: threading.Event,
+    measuring: threading.Event,
     tally: Tally,
 ) -> None:
     use_stream = number % 4 == 0
@@ -247,6 +252,11 @@ def main() -> int:
     parser.add_argument("--escalate-share", type=float, default=0.3)
     parser.add_argument("--gate-delay-ms", type=float, default=20.0, help="Fake gate work time.")
     parser.add_argument("--database-url", default=None, help="Default: a new SQLite file.")
+    parser.add_argument(
+        "--throwaway-postgres",
+        action="store_true",
+        help="Start a temporary PostgreSQL server (Debian's postgresql package) and use it.",
+    )
     parser.add_argument("--port", type=int, default=0, help="Default: a free port.")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -257,6 +267,17 @@ def main() -> int:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             args.port = sock.getsockname()[1]
+    if args.throwaway_postgres:
+        # The same helper the store tests use; the app server is what gets killed, not PostgreSQL.
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "store"))
+        from throwaway_postgres import find_bin_dir, throwaway_postgres  # type: ignore[import-not-found]
+
+        bin_dir = find_bin_dir()
+        if bin_dir is None:
+            raise SystemExit("PostgreSQL binaries not found: apt-get install postgresql")
+        with throwaway_postgres(bin_dir) as url:
+            args.database_url = url
+            return run(args)
     if args.database_url is None:
         folder = Path(tempfile.mkdtemp(prefix="medgate-load-"))
         args.database_url = f"sqlite:///{folder / 'medgate.db'}"
