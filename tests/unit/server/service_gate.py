@@ -131,3 +131,8 @@ def default_gate() -> ScriptedGate:
             ),
         ]
     )
+
+
+def gate_factory(config: object) -> ScriptedGate:
+    """For `medgate serve --gate service_gate:gate_factory` in tests."""
+    return default_gate()

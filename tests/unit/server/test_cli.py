@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from medgate.cli.server import load_gate_factory, register
 from medgate.errors import ConfigError
 from medgate.records import Case, Status, Verdict
-from medgate.store import Role, Store
+from medgate.store import EscalationState, Role, Store
 from medgate.store.schema import audit_log
 
 
@@ -79,3 +79,54 @@ def test_gate_factory_spec() -> None:
         load_gate_factory("no-colon")
     with pytest.raises(ConfigError, match="cannot be loaded"):
         load_gate_factory("medgate.nothing_here:build")
+
+
+def test_serve_starts_uvicorn_with_a_gate_factory(tmp_path: Path) -> None:
+    """`medgate serve` end to end in a subprocess: it answers a check, then stops on SIGTERM."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    _, token = Store.from_url(url).create_key("app", Role.CLIENT)
+    here = Path(__file__).parent
+    src = here.parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{here}"}
+    env.pop("MEDGATE_CONFIG", None)  # no stray configuration; cwd has no medgate.toml either
+    program = (
+        "import typer; from medgate.cli.server import register; "
+        "app = typer.Typer(); register(app); app()"
+    )
+    command = [sys.executable, "-c", program, "serve", "--port", str(port)]
+    command += ["--gate", "service_gate:gate_factory", "--database-url", url]
+    server = subprocess.Popen(command, env=env, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None, "medgate serve exited"
+            assert time.monotonic() < deadline, "medgate serve did not start"
+            time.sleep(0.1)
+        response = httpx.post(
+            f"http://127.0.0.1:{port}/v1/check",
+            json={"question": "please escalate"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert response.status_code == 200
+        assert response.json()["status"] == "escalated"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+    assert Store.from_url(url).count_escalations(EscalationState.OPEN) == 1
