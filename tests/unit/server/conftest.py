@@ -3,44 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from service_gate import ScriptedGate, default_gate
+from service_support import Keys, service_config
 
-from medgate.config import MedgateConfig
 from medgate.server import create_app
 from medgate.store import Role, Store
-
-
-@dataclass
-class Keys:
-    client: str
-    clinician: str
-    other_clinician: str
-    admin: str
-
-    def auth(self, token: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {token}"}
-
-
-def service_config(tmp_path: Path, **server: object) -> MedgateConfig:
-    settings: dict[str, object] = {
-        "gate_timeout_s": 2.0,
-        "rate_per_minute": 6000,
-        "rate_burst": 500,
-    }
-    settings.update(server)
-    return MedgateConfig.model_validate(
-        {
-            "cache_dir": tmp_path,
-            "store": {"sqlite_path": tmp_path / "medgate.db", "database_url": None},
-            "server": settings,
-        }
-    )
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Keys, service_config
 from fastapi.testclient import TestClient
 from service_gate import ScriptedGate
+from service_support import Keys, service_config
 
 from medgate.server import create_app
 from medgate.store import EscalationState, Store

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Keys, service_config
 from service_gate import ScriptedGate
+from service_support import Keys, service_config
 
 from medgate.server import create_app
 from medgate.store import EscalationState, Resolution, Store

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Keys
 from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
+from service_support import Keys
 
 schemathesis = pytest.importorskip("schemathesis", reason="schemathesis is in the 'dev' extra")
 
