@@ -176,12 +176,13 @@ function showSafety(data) {
     group.append(title, list);
     groups.append(group);
   }
-  const warnings = $("warnings");
-  warnings.replaceChildren(...(data.warnings || []).map((w) => {
+  const warnings = data.warnings || [];
+  $("warnings").replaceChildren(...warnings.map((w) => {
     const li = document.createElement("li");
     li.textContent = String(w);
     return li;
   }));
+  $("warnings-block").hidden = warnings.length === 0;
   $("disclaimer").textContent = data.disclaimer || "";
   $("safety").hidden = false;
 }
