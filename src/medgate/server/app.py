@@ -171,7 +171,9 @@ async def _record(state: Services, outcome: GateOutcome, key: ApiKey) -> StoredV
     if outcome.failure is not None:
         state.metrics.gate_failures.inc()
     try:
-        stored = await run_in_threadpool(state.store.record_verdict, outcome.verdict, key_id=key.id)
+        stored = await run_in_threadpool(
+            state.store.record_verdict, outcome.verdict, key_id=key.id, events=outcome.events
+        )
     except Exception as exc:
         raise HTTPException(
             503, "the verdict could not be recorded, so nothing is released; try again"

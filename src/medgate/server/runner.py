@@ -28,6 +28,8 @@ class GateOutcome:
     verdict: Verdict
     failure: str | None
     seconds: float
+    events: list[Event]
+    """Everything the gate emitted before it decided (or was cut off), in order."""
 
 
 def failed_closed(case: Case, failure: str) -> Verdict:
@@ -57,12 +59,15 @@ class GateRunner:
         settled: asyncio.Future[Verdict] = loop.create_future()
         finished = threading.Event()
         started = time.perf_counter()
+        emitted: list[Event] = []
 
         def sink(event: Event) -> None:
             # Events after a timeout belong to a case already decided: drop them.
-            if finished.is_set() or on_event is None or not isinstance(event, Event):
+            if finished.is_set() or not isinstance(event, Event):
                 return
-            _call_soon(loop, on_event, event)
+            emitted.append(event)
+            if on_event is not None:
+                _call_soon(loop, on_event, event)
 
         def work() -> None:
             with self._slots:
@@ -90,9 +95,10 @@ class GateRunner:
         if failure is None and not isinstance(verdict, Verdict):
             failure = f"the gate returned {type(verdict).__name__}, not a Verdict"
         seconds = time.perf_counter() - started
+        events = list(emitted)
         if failure is not None:
-            return GateOutcome(failed_closed(case, failure), failure, seconds)
-        return GateOutcome(verdict, None, seconds)
+            return GateOutcome(failed_closed(case, failure), failure, seconds, events)
+        return GateOutcome(verdict, None, seconds, events)
 
 
 def _settle(future: asyncio.Future[Verdict], result: Verdict | BaseException) -> None:

@@ -2,8 +2,8 @@
 
 Each entry's hash covers its own fields and the previous entry's hash, so editing an entry breaks
 its hash, deleting one breaks the next entry's link, and cutting entries off the end no longer
-matches the chain's head row. Verdict entries also carry a digest of the stored verdict, so an edit
-to the verdicts table is caught as well.
+matches the chain's head row. Verdict entries also carry a digest of the stored verdict and its
+events, so an edit to the verdicts table is caught as well.
 """
 
 from __future__ import annotations

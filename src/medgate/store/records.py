@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from medgate.errors import MedgateError
+from medgate.events import Event
 from medgate.records import Record, Status, Verdict
 
 
@@ -67,6 +68,9 @@ class Escalation(Record):
     resolved_by: str | None = None
     resolved_at: str | None = None
     verdict: Verdict = Field(description="The gate's verdict that put the case here.")
+    events: list[Event] = Field(
+        default_factory=list, description="What the gate emitted while deciding (drafts, signals)."
+    )
 
 
 class StoredVerdict(Record):
@@ -77,6 +81,7 @@ class StoredVerdict(Record):
     status: Status
     key_id: str | None = Field(default=None, description="The client key that submitted it.")
     verdict: Verdict
+    events: list[Event] = Field(default_factory=list)
     escalation: Escalation | None = None
 
 

@@ -47,6 +47,8 @@ verdicts = Table(
     Column("status", String(20), nullable=False),
     Column("key_id", String(32), nullable=True),
     Column("verdict_json", Text, nullable=False),
+    # The gate's events for this case (JSON list), so a clinician sees how it was decided.
+    Column("events_json", Text, nullable=False),
 )
 
 escalations = Table(

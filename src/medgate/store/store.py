@@ -7,8 +7,10 @@ so a verdict, its escalation and their audit entries are committed together or n
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +19,7 @@ from sqlalchemy.engine import Row
 
 from medgate.config import MedgateConfig
 from medgate.errors import InputError
+from medgate.events import Event
 from medgate.records import Status, Verdict
 from medgate.store.audit import canonical_json, check_chain, digest, entry_hash
 from medgate.store.engine import create_store_engine, database_url
@@ -132,11 +135,14 @@ class Store:
 
     # -- verdicts and escalations ---------------------------------------------------------
 
-    def record_verdict(self, verdict: Verdict, *, key_id: str | None) -> StoredVerdict:
+    def record_verdict(
+        self, verdict: Verdict, *, key_id: str | None, events: Sequence[Event] = ()
+    ) -> StoredVerdict:
         """Commit a verdict, its escalation (if escalated) and their audit entries together."""
         verdict_id = str(uuid.uuid4())
         created = _now()
         verdict_json = verdict.model_dump_json()
+        events_json = _events_json(events)
         escalation: Escalation | None = None
         with self.engine.begin() as conn:
             conn.execute(
@@ -146,6 +152,7 @@ class Store:
                     status=verdict.status.value,
                     key_id=key_id,
                     verdict_json=verdict_json,
+                    events_json=events_json,
                 )
             )
             _append_audit(
@@ -156,7 +163,7 @@ class Store:
                 {
                     "status": verdict.status.value,
                     "reason": verdict.reason,
-                    "verdict_sha256": digest(verdict_json),
+                    "verdict_sha256": record_digest(verdict_json, events_json),
                 },
             )
             if verdict.status is Status.ESCALATED:
@@ -166,6 +173,7 @@ class Store:
                     created_at=created,
                     state=EscalationState.OPEN,
                     verdict=verdict,
+                    events=list(events),
                 )
                 conn.execute(
                     insert(escalations).values(
@@ -184,6 +192,7 @@ class Store:
             status=verdict.status,
             key_id=key_id,
             verdict=verdict,
+            events=list(events),
             escalation=escalation,
         )
 
@@ -201,6 +210,7 @@ class Store:
             status=Status(row.status),
             key_id=row.key_id,
             verdict=Verdict.model_validate_json(row.verdict_json),
+            events=_events(row.events_json),
             escalation=None if esc is None else _escalation(esc),
         )
 
@@ -326,8 +336,10 @@ class Store:
                 conn = conn.execution_options(isolation_level="REPEATABLE READ")
             head = conn.execute(select(audit_head).where(audit_head.c.id == 1)).one()
             stored = {
-                row.id: digest(row.verdict_json)
-                for row in conn.execute(select(verdicts.c.id, verdicts.c.verdict_json))
+                row.id: record_digest(row.verdict_json, row.events_json)
+                for row in conn.execute(
+                    select(verdicts.c.id, verdicts.c.verdict_json, verdicts.c.events_json)
+                )
             }
             rows = conn.execute(select(audit_log).order_by(audit_log.c.seq)).all()
         entries = [AuditEntry.model_validate(row._asdict()) for row in rows]
@@ -370,8 +382,21 @@ def _append_audit(
     conn.execute(update(audit_head).where(audit_head.c.id == 1).values(seq=seq, hash=new_hash))
 
 
+def record_digest(verdict_json: str, events_json: str) -> str:
+    """What a verdict's audit entry pins down: the stored verdict and the gate's events."""
+    return digest(verdict_json + "\n" + events_json)
+
+
+def _events_json(events: Sequence[Event]) -> str:
+    return "[" + ",".join(event.model_dump_json() for event in events) + "]"
+
+
+def _events(text: str) -> list[Event]:
+    return [Event.model_validate(item) for item in json.loads(text)]
+
+
 def _escalation_query() -> Any:
-    return select(escalations, verdicts.c.verdict_json).join(
+    return select(escalations, verdicts.c.verdict_json, verdicts.c.events_json).join(
         verdicts, verdicts.c.id == escalations.c.verdict_id
     )
 
@@ -379,7 +404,8 @@ def _escalation_query() -> Any:
 def _escalation(row: Row[Any]) -> Escalation:
     values = row._asdict()
     verdict = Verdict.model_validate_json(values.pop("verdict_json"))
-    return Escalation.model_validate({**values, "verdict": verdict})
+    events = _events(values.pop("events_json"))
+    return Escalation.model_validate({**values, "verdict": verdict, "events": events})
 
 
 def _key(row: Row[Any]) -> ApiKey:

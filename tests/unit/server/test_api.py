@@ -163,6 +163,10 @@ def test_escalation_is_queued_before_the_response(
     queued = store.get_escalation(body["escalation_id"])
     assert queued.state is EscalationState.OPEN
     assert queued.verdict_id == body["verdict_id"]
+    # The clinician gets what the gate emitted, including the held-back draft answer.
+    kinds = [event.kind.value for event in queued.events]
+    assert kinds == ["triage", "answer", "signals", "signals", "safety", "decision"]
+    assert queued.events[1].data == {"text": "Maybe."}
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,8 @@ def test_ask_then_resolve_as_clinician(
         ec.presence_of_element_located((By.CSS_SELECTOR, f'li.case[data-id="{esc_id}"]'))
     )
     assert "double my warfarin dose" in case.find_element(By.CLASS_NAME, "question").text
+    draft = case.find_element(By.CLASS_NAME, "model-answer").text
+    assert draft == "Model's draft (held back): Maybe."
     case.find_element(By.CLASS_NAME, "claim").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), "Claimed"))
     case = browser.find_element(By.CSS_SELECTOR, f'li.case[data-id="{esc_id}"]')

@@ -241,6 +241,19 @@ def test_audit_detects_an_edited_verdict(store: Store) -> None:
     assert any("changed after it was recorded" in p for p in report.problems), report.problems
 
 
+def test_audit_detects_edited_events(store: Store) -> None:
+    from medgate.events import Event, EventKind
+
+    draft = Event(kind=EventKind.ANSWER, stage="hrs", data={"text": "Maybe."})
+    stored = store.record_verdict(verdict(), key_id=None, events=[draft])
+    assert stored.escalation is not None
+    assert store.get_escalation(stored.escalation.id).events == [draft]
+    with store.engine.begin() as conn:
+        conn.execute(update(verdicts).where(verdicts.c.id == stored.id).values(events_json="[]"))
+    report = store.verify_audit()
+    assert any("changed after it was recorded" in p for p in report.problems), report.problems
+
+
 def test_committed_rows_survive_reopening(store_url: str) -> None:
     first = Store.from_url(store_url)
     stored = first.record_verdict(verdict(), key_id=None)

@@ -220,8 +220,10 @@ function renderCase(esc) {
   const errors = esc.verdict.trace.errors || [];
   q(".why").textContent = "Held because: " + esc.verdict.reason
     + (errors.length ? " (" + errors.join("; ") + ")" : "");
+  const draft = draftAnswer(esc.events || []);
   q(".model-answer").textContent = esc.verdict.answer
-    ? "Model's answer: " + esc.verdict.answer : "No model answer was kept.";
+    ? "Model's answer: " + esc.verdict.answer
+    : draft ? "Model's draft (held back): " + draft : "No model answer was kept.";
   if (esc.state === "resolved") {
     q(".outcome").textContent = `Resolved (${esc.resolution}): ${esc.note}`
       + (esc.answer ? ` — answer: ${esc.answer}` : "");
@@ -242,6 +244,14 @@ function renderCase(esc) {
     act(esc.id, "resolve", body);
   });
   return node;
+}
+
+// The last draft the gate streamed for this case, if its answer event carried text.
+function draftAnswer(events) {
+  const drafts = events.filter((e) => e.kind === "answer")
+    .map((e) => e.data.text || e.data.answer || e.data.label || "")
+    .filter((text) => typeof text === "string" && text.trim());
+  return drafts.length ? drafts[drafts.length - 1] : "";
 }
 
 async function act(id, verb, body) {
