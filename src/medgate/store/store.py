@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -59,6 +61,16 @@ class Store:
         """Writes (and, where no reader is given, reads)."""
         self.reader = reader or engine
         """Reads: on SQLite a second engine whose transactions do not take the write lock."""
+        # SQLite has one writer at a time. Queueing this process's writers on a lock is fairer
+        # than letting them poll the busy handler, whose back-off makes the latency tail long;
+        # other processes still wait through the busy timeout.
+        self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else None
+
+    @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        """One write transaction, committed on exit (rolled back on error)."""
+        with self._write_lock or nullcontext(), self.engine.begin() as conn:
+            yield conn
 
     @classmethod
     def open(cls, config: MedgateConfig) -> Store:
@@ -97,7 +109,7 @@ class Store:
             raise InputError("a key needs a name (who or what holds it)")
         token = _TOKEN_PREFIX + secrets.token_urlsafe(32)
         key = ApiKey(id=secrets.token_hex(8), name=name, role=role, created_at=_now())
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(insert(api_keys).values(**key.model_dump(), key_hash=hash_token(token)))
             _append_audit(conn, actor, "key.create", key.id, {"name": name, "role": role.value})
         return key, token
@@ -108,7 +120,7 @@ class Store:
         return [_key(row) for row in rows]
 
     def revoke_key(self, key_id: str, *, actor: str = SYSTEM_ACTOR) -> ApiKey:
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             done = conn.execute(
                 update(api_keys)
                 .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
@@ -144,7 +156,7 @@ class Store:
         verdict_json = verdict.model_dump_json()
         events_json = _events_json(events)
         escalation: Escalation | None = None
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(
                 insert(verdicts).values(
                     id=verdict_id,
@@ -241,7 +253,7 @@ class Store:
 
     def claim(self, escalation_id: str, *, clinician: str) -> Escalation:
         """Claim an open case. One conditional UPDATE: of two clinicians, exactly one wins."""
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             done = conn.execute(
                 update(escalations)
                 .where(
@@ -273,7 +285,7 @@ class Store:
             raise InputError(f"resolution {resolution.value!r} takes no answer text")
         if not note.strip():
             raise InputError("a resolution needs a note saying why")
-        with self.engine.begin() as conn:
+        with self._writing() as conn:
             done = conn.execute(
                 update(escalations)
                 .where(
