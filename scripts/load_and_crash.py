@@ -195,9 +195,10 @@ def run(args: argparse.Namespace) -> int:
         latencies = list(tally.latencies)
     measured_s = time.perf_counter() - measure_start
     measuring.clear()
+    with tally.lock:
+        failed_before_kill = tally.errors
     os.kill(server.pid, signal.SIGKILL)  # mid-load: requests are in flight
     server.wait()
-    killed_at_ok = tally.ok
     time.sleep(1.0)  # clients keep trying against the dead server
     stop.set()
     for thread in clients:
@@ -231,8 +232,8 @@ def run(args: argparse.Namespace) -> int:
         "latency_p50_ms": round(statistics.median(latencies) * 1000, 1),
         "latency_p99_ms": round(percentile(latencies, 0.99) * 1000, 1),
         "requests_ok_total": tally.ok,
-        "requests_failed_total": tally.errors,
-        "acknowledged_before_kill": killed_at_ok,
+        "requests_failed_before_kill": failed_before_kill,
+        "requests_failed_after_kill": tally.errors - failed_before_kill,
         "acknowledged_escalations": len(tally.acknowledged_escalations),
         "lost_escalations": len(lost),
         "open_in_queue_after_restart": store.count_escalations(EscalationState.OPEN),
