@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from service_gate import ScriptedGate
-from service_support import Keys, service_config
+from service_support import Keys, running_server, service_config
 
 from medgate.server import create_app
 from medgate.store import EscalationState, Store
@@ -336,6 +337,26 @@ def test_stream_sends_events_in_order_ending_with_the_decision(
     assert decision["status"] == "released"
     assert decision["answer"].startswith("Yes.")
     assert store.get_verdict(decision["verdict_id"]).status == "released"
+
+
+def test_events_arrive_while_the_gate_is_still_working(
+    tmp_path: Path, store: Store, keys: Keys, gate: ScriptedGate
+) -> None:
+    """Over a real socket: the first event is read while the gate is still blocked."""
+    app = create_app(gate, config=service_config(tmp_path, gate_timeout_s=20), store=store)
+    with running_server(app) as url, httpx.Client(base_url=url, timeout=20) as http:
+        body = {"question": "hang until released"}
+        with http.stream(
+            "POST", "/v1/ask/stream", json=body, headers=keys.auth(keys.client)
+        ) as response:
+            lines = response.iter_lines()
+            first = next(line for line in lines if line.startswith("data: "))
+            assert json.loads(first[6:])["kind"] == "triage"
+            assert not gate.release.is_set()  # the gate has not finished yet
+            gate.release.set()
+            rest = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+    assert [event["kind"] for event in rest] == ["decision"]
+    assert rest[0]["data"]["status"] == "released"
 
 
 def test_stream_of_an_escalation_names_the_queued_case(

@@ -4,15 +4,12 @@ then resolve an escalation as a clinician."""
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from service_gate import ScriptedGate
-from service_support import Keys, service_config
+from service_support import Keys, running_server, service_config
 
 from medgate.server import create_app
 from medgate.store import EscalationState, Resolution, Store
@@ -47,31 +44,10 @@ from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def server_url(tmp_path: Path, store: Store, gate: ScriptedGate) -> Iterator[str]:
-    import uvicorn
-
-    app = create_app(gate, config=service_config(tmp_path), store=store)
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline:
-            pytest.fail("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with running_server(create_app(gate, config=service_config(tmp_path), store=store)) as url:
+        yield url
 
 
 @pytest.fixture
