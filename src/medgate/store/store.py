@@ -17,14 +17,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, func, insert, select, text, update
-from sqlalchemy.engine import Row
+from sqlalchemy.engine import Row, make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from medgate.config import MedgateConfig
 from medgate.errors import InputError
 from medgate.events import Event
 from medgate.records import Status, Verdict
 from medgate.store.audit import canonical_json, check_chain, digest, entry_hash
-from medgate.store.engine import create_store_engine, database_url
+from medgate.store.engine import create_store_engine, database_url, normalise_url
 from medgate.store.migrations import migrate
 from medgate.store.records import (
     ApiKey,
@@ -37,6 +38,7 @@ from medgate.store.records import (
     Resolution,
     Role,
     StoredVerdict,
+    StoreError,
 )
 from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
 
@@ -83,8 +85,15 @@ class Store:
 
     @classmethod
     def from_url(cls, url: str, *, pool_size: int = 5, busy_timeout_s: float = 30.0) -> Store:
+        url = normalise_url(url)
         engine = create_store_engine(url, pool_size=pool_size, busy_timeout_s=busy_timeout_s)
-        migrate(engine)
+        try:
+            migrate(engine)
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            where = make_url(url).render_as_string(hide_password=True)
+            reason = str(exc.orig if getattr(exc, "orig", None) else exc).splitlines()[0]
+            raise StoreError(f"store: cannot open {where}: {reason}") from exc
         reader = None
         if engine.dialect.name == "sqlite":
             reader = create_store_engine(url, busy_timeout_s=busy_timeout_s, read_only=True)

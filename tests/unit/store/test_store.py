@@ -63,6 +63,13 @@ def test_two_processes_opening_at_once_migrate_once(store_url: str) -> None:
         item.close()
 
 
+def test_an_unreachable_database_is_a_clear_error() -> None:
+    from medgate.store import StoreError
+
+    with pytest.raises(StoreError, match=r"cannot open postgresql\+psycopg://medgate:\*\*\*@"):
+        Store.from_url("postgresql://medgate:secret@127.0.0.1:1/none")
+
+
 def test_keys_are_hashed_at_rest(store: Store) -> None:
     key, token = store.create_key("dr a", Role.CLINICIAN)
     assert store.authenticate(token) == key
