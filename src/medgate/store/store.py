@@ -92,7 +92,8 @@ class Store:
         except SQLAlchemyError as exc:
             engine.dispose()
             where = make_url(url).render_as_string(hide_password=True)
-            reason = str(exc.orig if getattr(exc, "orig", None) else exc).splitlines()[0]
+            cause = getattr(exc, "orig", None) or exc  # the driver's own message, if any
+            reason = (str(cause).splitlines() or [type(exc).__name__])[0]
             raise StoreError(f"store: cannot open {where}: {reason}") from exc
         reader = None
         if engine.dialect.name == "sqlite":
