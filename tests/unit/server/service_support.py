@@ -1,4 +1,4 @@
-"""Helpers shared by the service tests (a module of its own: test files import it by name)."""
+"""Pieces shared by the service tests (a module of its own: test files import it by name)."""
 
 from __future__ import annotations
 
