@@ -269,7 +269,7 @@ def main() -> int:
             sock.bind(("127.0.0.1", 0))
             args.port = sock.getsockname()[1]
     if args.throwaway_postgres:
-        # The same throwaway server the store tests start; medgate is what gets killed, not PostgreSQL.
+        # The throwaway server the store tests start; medgate is killed, not PostgreSQL.
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "store"))
         from throwaway_postgres import find_bin_dir, throwaway_postgres  # type: ignore[import-not-found]
 
