@@ -41,7 +41,7 @@ def load_gate_factory(spec: str) -> Callable[[MedgateConfig], Gate]:
         module = importlib.import_module(module_name)
         factory = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"--gate {spec!r} cannot be loaded: {exc}") from exc
+        raise ConfigError(f"gate factory {spec!r} cannot be loaded: {exc}") from exc
     return cast(Callable[[MedgateConfig], Gate], factory)
 
 
