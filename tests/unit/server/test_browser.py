@@ -95,6 +95,8 @@ def test_ask_then_resolve_as_clinician(
     browser.find_element(By.ID, "ask").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "escalated"))
     assert not browser.find_element(By.ID, "safety").is_displayed()
+    browser.find_element(By.ID, "check-review").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "review"), "Not answered yet"))
     escalation_text = browser.find_element(By.ID, "escalation").text
     esc_id = escalation_text.removeprefix("Escalation ").strip()
     assert store.get_escalation(esc_id).state is EscalationState.OPEN
@@ -117,6 +119,14 @@ def test_ask_then_resolve_as_clinician(
     case.find_element(By.CLASS_NAME, "clinician-note").send_keys("INR risk; told to call GP")
     case.find_element(By.CLASS_NAME, "do-resolve").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), "Resolved (answer)"))
+
+    # Back on the asking side, the clinician's answer is there.
+    browser.find_element(By.ID, "tab-ask").click()
+    browser.find_element(By.ID, "check-review").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "review"), "Clinician's answer"))
+    assert browser.find_element(By.ID, "review").text == (
+        "Clinician's answer: No. Do not change the dose."
+    )
 
     resolved = store.get_escalation(esc_id)
     assert resolved.state is EscalationState.RESOLVED

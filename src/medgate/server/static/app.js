@@ -131,8 +131,8 @@ function showDecision(d, safety) {
   status.className = "badge status-" + d.status;
   $("reason").textContent = d.reason || "";
   const answer = $("answer");
-  const escalation = $("escalation");
-  escalation.hidden = true;
+  $("escalation-block").hidden = true;
+  $("review").hidden = true;
   answer.textContent = "";
   if (d.status === "released" || d.status === "refined") {
     answer.textContent = d.answer || "";
@@ -140,8 +140,9 @@ function showDecision(d, safety) {
   } else if (d.status === "escalated") {
     answer.textContent = "This question has been passed to a clinician, who will answer it.";
     if (d.escalation_id) {
-      escalation.textContent = "Escalation " + d.escalation_id;
-      escalation.hidden = false;
+      $("escalation").textContent = "Escalation " + d.escalation_id;
+      $("check-review").dataset.verdictId = d.verdict_id;
+      $("escalation-block").hidden = false;
     }
   } else if (d.status === "needs_context") {
     answer.textContent = d.answer || "More information is needed before this can be answered.";
@@ -149,6 +150,31 @@ function showDecision(d, safety) {
     answer.textContent = d.answer || "This question cannot be answered here. Please ask a clinician.";
   }
 }
+
+// Once a clinician has resolved the escalation, show what they decided.
+$("check-review").addEventListener("click", async () => {
+  const id = $("check-review").dataset.verdictId;
+  const review = $("review");
+  review.hidden = false;
+  const response = await fetch(`/v1/verdicts/${encodeURIComponent(id)}`,
+    { headers: authHeaders("client-key") });
+  if (!response.ok) {
+    review.textContent = await errorText(response);
+    return;
+  }
+  const v = await response.json();
+  if (v.escalation_state !== "resolved") {
+    review.textContent = "Not answered yet: a clinician has "
+      + (v.escalation_state === "claimed" ? "taken the case." : "not taken the case yet.");
+  } else if (v.resolution === "answer") {
+    review.textContent = "Clinician's answer: " + v.clinician_answer;
+  } else if (v.resolution === "approve") {
+    review.textContent = "A clinician approved the answer: " + (v.verdict.answer || "");
+  } else {
+    review.textContent = "A clinician reviewed this question and did not release an answer. "
+      + "Please speak to your care team.";
+  }
+});
 
 function showSafety(data) {
   if (!data) return;
