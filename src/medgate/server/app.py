@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -73,6 +74,7 @@ def create_app(
 ) -> FastAPI:
     """Build the service around ``gate``. ``store`` defaults to the one the config names."""
     config = config or MedgateConfig()
+    owns_store = store is None
     store = store or Store.open(config)
     state = Services(
         config=config,
@@ -85,7 +87,16 @@ def create_app(
         limiter=RateLimiter(config.server.rate_per_minute, config.server.rate_burst),
         metrics=Metrics(),
     )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        # A store passed in belongs to the caller; one opened here is closed here.
+        if owns_store:
+            state.store.close()
+
     app = FastAPI(
+        lifespan=lifespan,
         title="medgate",
         summary="An inference-time safety gate for medical LLMs, with a clinician review queue.",
         version="0.1.0",
