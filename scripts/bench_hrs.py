@@ -50,7 +50,9 @@ def main() -> int:
     cases = []
     for line in lines:
         item = json.loads(line)
-        context = item["context"] if isinstance(item["context"], str) else "\n".join(item["context"])
+        context = (
+            item["context"] if isinstance(item["context"], str) else "\n".join(item["context"])
+        )
         cases.append(Case(question=item["question"], context=context))
 
     plain_params = DecodeParams(

@@ -170,6 +170,48 @@ class ClaimsConfig(Section):
     )
 
 
+def _database_url_from_env() -> str | None:
+    """``MEDGATE_DATABASE_URL`` is the conventional name for the store's URL."""
+    return os.environ.get("MEDGATE_DATABASE_URL") or None
+
+
+class StoreConfig(Section):
+    """Where verdicts, escalations, API keys and the audit log are kept."""
+
+    database_url: str | None = Field(
+        default_factory=_database_url_from_env,
+        description="SQLAlchemy URL, e.g. 'postgresql://user@host/db' (driver psycopg 3); "
+        "defaults to MEDGATE_DATABASE_URL, else a SQLite file (see sqlite_path).",
+    )
+    sqlite_path: Path | None = Field(
+        default=None, description="SQLite file when no URL is given; default cache_dir/medgate.db."
+    )
+    pool_size: int = Field(default=5, ge=1, le=100, description="Connections per process.")
+    busy_timeout_s: float = Field(
+        default=30.0, gt=0, description="How long a SQLite writer waits for the write lock."
+    )
+
+
+class ServerConfig(Section):
+    """The HTTP service: limits that keep one caller from hurting the others."""
+
+    host: str = Field(default="127.0.0.1", description="Interface `medgate serve` binds.")
+    port: int = Field(default=8000, ge=1, le=65535)
+    gate_timeout_s: float = Field(
+        default=300.0, gt=0, description="A gate check taking longer is escalated (fails closed)."
+    )
+    max_concurrent_checks: int = Field(
+        default=4, ge=1, le=256, description="Gate checks running at once; others wait."
+    )
+    max_body_bytes: int = Field(
+        default=64_000, ge=1_024, description="Larger request bodies get 413 before parsing."
+    )
+    rate_per_minute: float = Field(
+        default=60.0, gt=0, description="Sustained requests per minute per API key."
+    )
+    rate_burst: int = Field(default=20, ge=1, description="Requests a key may make at once.")
+
+
 class MedgateConfig(BaseSettings):
     """All of medgate's settings in one place."""
 
@@ -195,6 +237,8 @@ class MedgateConfig(BaseSettings):
     backend: BackendOptions = Field(default_factory=BackendOptions)
     hrs: HRSConfig = Field(default_factory=HRSConfig)
     claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
 

@@ -1,0 +1,153 @@
+"""`medgate serve`, `medgate keys ...` and `medgate audit verify`."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Annotated, Any, cast
+
+import typer
+
+from medgate.config import MedgateConfig, load_config
+from medgate.errors import ConfigError, MedgateError
+from medgate.events import Gate
+
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="SQLAlchemy URL of the store (default: MEDGATE_DATABASE_URL, else a SQLite file "
+        "under the cache dir).",
+    ),
+]
+
+
+def _config(database_url: str | None, **overrides: Any) -> MedgateConfig:
+    store = {"database_url": database_url} if database_url else None
+    return load_config(store=store, **overrides)
+
+
+def _fail(exc: MedgateError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(2)
+
+
+def load_gate_factory(spec: str) -> Callable[[MedgateConfig], Gate]:
+    """Resolve 'package.module:function' to a gate factory taking the configuration."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"--gate wants 'package.module:function', got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+        factory = getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"gate factory {spec!r} cannot be loaded: {exc}") from exc
+    return cast(Callable[[MedgateConfig], Gate], factory)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the service's commands to the main CLI."""
+    keys = typer.Typer(
+        help="Manage API keys (roles: client, clinician, admin).", no_args_is_help=True
+    )
+    audit = typer.Typer(help="Check the hash-chained audit log.", no_args_is_help=True)
+    app.add_typer(keys, name="keys")
+    app.add_typer(audit, name="audit")
+
+    @app.command()
+    def serve(
+        host: Annotated[str | None, typer.Option(help="Interface to bind.")] = None,
+        port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
+        gate: Annotated[
+            str | None,
+            typer.Option(
+                help="Gate factory 'package.module:function' taking the configuration; "
+                "default: the full pipeline on the configured model."
+            ),
+        ] = None,
+        database_url: DatabaseUrl = None,
+    ) -> None:
+        """Run the HTTP service and the web page (uvicorn)."""
+        import uvicorn
+
+        from medgate.server import create_app
+        from medgate.store import Store
+
+        server: dict[str, Any] = {}
+        if host is not None:
+            server["host"] = host
+        if port is not None:
+            server["port"] = port
+        try:
+            config = _config(database_url, server=server or None)
+            # The default gate is medgate.pipeline:build_gate, imported only now: the model
+            # stack is heavy and the other commands do not need it.
+            factory = load_gate_factory(gate or "medgate.pipeline:build_gate")
+            store = Store.open(config)
+            service = create_app(factory(config), config=config, store=store)
+        except MedgateError as exc:
+            raise _fail(exc) from exc
+        uvicorn.run(service, host=config.server.host, port=config.server.port)
+
+    @keys.command("create")
+    def keys_create(
+        name: Annotated[str, typer.Option(help="Who or what holds the key.")],
+        role: Annotated[str, typer.Option(help="client, clinician or admin.")],
+        database_url: DatabaseUrl = None,
+    ) -> None:
+        """Create a key and print its token (shown this once; only its hash is stored)."""
+        from medgate.store import Role, Store
+
+        try:
+            chosen = Role(role)
+        except ValueError:
+            typer.echo(f"error: unknown role {role!r}; use client, clinician or admin", err=True)
+            raise typer.Exit(2) from None
+        try:
+            store = Store.open(_config(database_url))
+            key, token = store.create_key(name, chosen)
+        except MedgateError as exc:
+            raise _fail(exc) from exc
+        typer.echo(f"created {key.role.value} key {key.id} for {key.name}")
+        typer.echo(token)
+
+    @keys.command("list")
+    def keys_list(database_url: DatabaseUrl = None) -> None:
+        """List keys (never their tokens)."""
+        from medgate.store import Store
+
+        try:
+            found = Store.open(_config(database_url)).list_keys()
+        except MedgateError as exc:
+            raise _fail(exc) from exc
+        for key in found:
+            state = "active" if key.active else f"revoked {key.revoked_at}"
+            typer.echo(f"{key.id}  {key.role.value:<9}  {key.name}  ({state})")
+
+    @keys.command("revoke")
+    def keys_revoke(key_id: str, database_url: DatabaseUrl = None) -> None:
+        """Revoke a key at once."""
+        from medgate.store import Store
+
+        try:
+            key = Store.open(_config(database_url)).revoke_key(key_id)
+        except MedgateError as exc:
+            raise _fail(exc) from exc
+        typer.echo(f"revoked {key.id} ({key.name})")
+
+    @audit.command("verify")
+    def audit_verify(database_url: DatabaseUrl = None) -> None:
+        """Recompute the audit chain; exit 1 if any entry was edited or deleted."""
+        from medgate.store import Store
+
+        try:
+            report = Store.open(_config(database_url)).verify_audit()
+        except MedgateError as exc:
+            raise _fail(exc) from exc
+        if report.ok:
+            typer.echo(f"audit log intact: {report.entries} entries verified")
+            return
+        typer.echo(f"audit log BROKEN ({len(report.problems)} problems):", err=True)
+        for problem in report.problems:
+            typer.echo(f"  {problem}", err=True)
+        raise typer.Exit(1)

@@ -1,0 +1,116 @@
+"""Running a gate for the service: in a worker thread, with a timeout, failing closed.
+
+The gate's ``check`` is blocking (model calls) and is trusted to fail closed itself, but the
+service does not rely on that: an exception, a timeout or a return value that is not a Verdict
+all become an ESCALATED verdict whose trace says what went wrong. Nothing is ever released
+because something broke.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from medgate.events import Event, Gate
+from medgate.records import Case, Status, Trace, Verdict
+
+EventCallback = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """The verdict to record, and the failure that forced it, if any."""
+
+    verdict: Verdict
+    failure: str | None
+    seconds: float
+    events: list[Event]
+    """Everything the gate emitted before it decided (or was cut off), in order."""
+
+
+def failed_closed(case: Case, failure: str) -> Verdict:
+    """The verdict for a case whose check did not finish properly: held for a clinician."""
+    return Verdict(
+        status=Status.ESCALATED,
+        answer=None,
+        reason="The safety check did not complete, so the case is held for a clinician.",
+        case=case,
+        trace=Trace(errors=[failure]),
+    )
+
+
+class GateRunner:
+    """Runs ``gate.check`` off the event loop, at most ``max_concurrent`` at a time."""
+
+    def __init__(self, gate: Gate, *, timeout_s: float, max_concurrent: int) -> None:
+        self.gate = gate
+        self.timeout_s = timeout_s
+        # A threading semaphore, not an asyncio one: it is taken in the worker thread and so is
+        # not bound to any one event loop. Time spent waiting for a slot counts towards the
+        # timeout, so an overloaded service escalates rather than keeping callers forever.
+        self._slots = threading.BoundedSemaphore(max_concurrent)
+
+    async def run(self, case: Case, on_event: EventCallback | None = None) -> GateOutcome:
+        loop = asyncio.get_running_loop()
+        settled: asyncio.Future[Verdict] = loop.create_future()
+        finished = threading.Event()
+        started = time.perf_counter()
+        emitted: list[Event] = []
+
+        def sink(event: Event) -> None:
+            # Events after a timeout belong to a case already decided: drop them.
+            if finished.is_set() or not isinstance(event, Event):
+                return
+            emitted.append(event)
+            if on_event is not None:
+                _call_soon(loop, on_event, event)
+
+        def work() -> None:
+            with self._slots:
+                if finished.is_set():
+                    return
+                try:
+                    result: Verdict | BaseException = self.gate.check(case, sink)
+                except BaseException as exc:  # fail closed on anything, even SystemExit
+                    result = exc
+            _call_soon(loop, _settle, settled, result)
+
+        threading.Thread(target=work, name="medgate-gate", daemon=True).start()
+        failure: str | None = None
+        try:
+            verdict = await asyncio.wait_for(asyncio.shield(settled), self.timeout_s)
+        except TimeoutError:
+            failure = f"the gate did not decide within {self.timeout_s:g} s"
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                finished.set()
+                raise
+            failure = f"the gate raised {type(exc).__name__}: {exc}"
+        finally:
+            finished.set()
+        if failure is None and not isinstance(verdict, Verdict):
+            failure = f"the gate returned {type(verdict).__name__}, not a Verdict"
+        seconds = time.perf_counter() - started
+        events = list(emitted)
+        if failure is not None:
+            return GateOutcome(failed_closed(case, failure), failure, seconds, events)
+        return GateOutcome(verdict, None, seconds, events)
+
+
+def _settle(future: asyncio.Future[Verdict], result: Verdict | BaseException) -> None:
+    if future.done():
+        return
+    if isinstance(result, BaseException):
+        future.set_exception(result if isinstance(result, Exception) else RuntimeError(result))
+    else:
+        future.set_result(result)
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: object) -> None:
+    # RuntimeError: the loop has closed (shutdown); the case was already failed closed.
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(fn, *args)

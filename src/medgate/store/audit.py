@@ -1,0 +1,103 @@
+"""The hash chain behind the audit log.
+
+Each entry's hash covers its own fields and the previous entry's hash, so editing an entry breaks
+its hash, deleting one breaks the next entry's link, and cutting entries off the end no longer
+matches the chain's head row. Verdict entries also carry a digest of the stored verdict and its
+events, so an edit to the verdicts table is caught as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from medgate.store.records import AuditEntry
+
+GENESIS = "0" * 64
+
+
+def canonical_json(value: Any) -> str:
+    """One spelling per value: sorted keys, no spaces, UTF-8 kept as is."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def entry_hash(
+    *, seq: int, at: str, actor: str, action: str, subject: str, payload: str, prev_hash: str
+) -> str:
+    """The hash of one entry, chained to ``prev_hash``."""
+    body = canonical_json(
+        {
+            "seq": seq,
+            "at": at,
+            "actor": actor,
+            "action": action,
+            "subject": subject,
+            "payload": payload,
+            "prev": prev_hash,
+        }
+    )
+    return digest(body)
+
+
+def check_chain(
+    entries: Iterable[AuditEntry],
+    *,
+    head_seq: int,
+    head_hash: str,
+    verdict_digests: Mapping[str, str],
+) -> list[str]:
+    """Every problem found in ``entries`` (ordered by seq); empty when the chain is intact."""
+    problems: list[str] = []
+    expected_seq = 1
+    prev = GENESIS
+    seen_verdicts: set[str] = set()
+    for entry in entries:
+        if entry.seq != expected_seq:
+            problems.append(f"entries {expected_seq}..{entry.seq - 1} are missing")
+        if entry.prev_hash != prev:
+            problems.append(f"entry {entry.seq}: link to the previous entry is broken")
+        recomputed = entry_hash(
+            seq=entry.seq,
+            at=entry.at,
+            actor=entry.actor,
+            action=entry.action,
+            subject=entry.subject,
+            payload=entry.payload,
+            prev_hash=entry.prev_hash,
+        )
+        if recomputed != entry.hash:
+            problems.append(f"entry {entry.seq}: contents do not match its hash (edited)")
+        if entry.action == "verdict":
+            problems.extend(_check_verdict(entry, verdict_digests))
+            seen_verdicts.add(entry.subject)
+        prev = entry.hash
+        expected_seq = entry.seq + 1
+    last_seq = expected_seq - 1
+    if last_seq != head_seq or prev != head_hash:
+        problems.append(
+            f"the log ends at entry {last_seq} but its head records entry {head_seq} "
+            "(entries deleted from the end, or the head edited)"
+        )
+    for verdict_id in sorted(set(verdict_digests) - seen_verdicts):
+        problems.append(f"verdict {verdict_id} has no audit entry")
+    return problems
+
+
+def _check_verdict(entry: AuditEntry, verdict_digests: Mapping[str, str]) -> list[str]:
+    try:
+        payload = json.loads(entry.payload)
+        wanted = str(payload["verdict_sha256"])
+    except (ValueError, KeyError, TypeError):
+        return [f"entry {entry.seq}: verdict entry without a verdict digest"]
+    found = verdict_digests.get(entry.subject)
+    if found is None:
+        return [f"entry {entry.seq}: verdict {entry.subject} is missing from the store"]
+    if found != wanted:
+        return [f"entry {entry.seq}: verdict {entry.subject} was changed after it was recorded"]
+    return []

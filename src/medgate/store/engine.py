@@ -1,0 +1,79 @@
+"""Engines for the two supported databases, set so an acknowledged write survives a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from medgate.config import MedgateConfig
+from medgate.errors import ConfigError
+
+
+def database_url(config: MedgateConfig) -> str:
+    """The URL in force: ``store.database_url`` (or MEDGATE_DATABASE_URL), else a SQLite file."""
+    url = config.store.database_url
+    if url:
+        return normalise_url(url)
+    path = config.store.sqlite_path or (config.cache_dir / "medgate.db")
+    return f"sqlite:///{Path(path).expanduser()}"
+
+
+def normalise_url(url: str) -> str:
+    """Plain ``postgresql://`` URLs get the psycopg 3 driver, the only one medgate installs."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def create_store_engine(
+    url: str, *, pool_size: int = 5, busy_timeout_s: float = 30.0, read_only: bool = False
+) -> Engine:
+    """An engine for ``url``; SQLite files are created with their directory.
+
+    On SQLite, ``read_only`` engines start ordinary deferred transactions: in WAL mode they read
+    a snapshot without waiting for the write lock that every writer takes up front.
+    """
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise ConfigError(f"store: cannot parse database URL {url!r}: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(url, parsed.database, busy_timeout_s, read_only)
+    if backend == "postgresql":
+        return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    raise ConfigError(f"store: unsupported database {backend!r}; use SQLite or PostgreSQL")
+
+
+def _sqlite_engine(
+    url: str, database: str | None, busy_timeout_s: float, read_only: bool
+) -> Engine:
+    if not database or database == ":memory:":
+        raise ConfigError("store: SQLite needs a file path (an in-memory database loses the queue)")
+    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(
+        url, connect_args={"timeout": busy_timeout_s, "check_same_thread": False}
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite would defer it).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        # FULL: a commit is on disk before the response says it exists.
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # Writers take the write lock up front: a deferred transaction that reads the audit head
+        # and then writes could otherwise fail with SQLITE_BUSY instead of waiting its turn.
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+    return engine

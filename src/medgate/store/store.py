@@ -1,0 +1,439 @@
+"""The store: verdicts, the escalation queue, API keys and the audit log in one database.
+
+Every method that changes something runs in one transaction that also appends its audit entry,
+so a verdict, its escalation and their audit entries are committed together or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, func, insert, select, text, update
+from sqlalchemy.engine import Row, make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from medgate.config import MedgateConfig
+from medgate.errors import InputError
+from medgate.events import Event
+from medgate.records import Status, Verdict
+from medgate.store.audit import canonical_json, check_chain, digest, entry_hash
+from medgate.store.engine import create_store_engine, database_url, normalise_url
+from medgate.store.migrations import migrate
+from medgate.store.records import (
+    ApiKey,
+    AuditEntry,
+    AuditReport,
+    ConflictError,
+    Escalation,
+    EscalationState,
+    NotFoundError,
+    Resolution,
+    Role,
+    StoredVerdict,
+    StoreError,
+)
+from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
+
+SYSTEM_ACTOR = "system"
+_TOKEN_PREFIX = "mg_"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def hash_token(token: str) -> str:
+    """Keys are kept as the sha256 of a 256-bit random token: a leaked table reveals no key."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Store:
+    """medgate's persistent state over one SQLAlchemy engine."""
+
+    def __init__(self, engine: Engine, reader: Engine | None = None) -> None:
+        self.engine = engine
+        """Writes (and, where no reader is given, reads)."""
+        self.reader = reader or engine
+        """Reads: on SQLite a second engine whose transactions do not take the write lock."""
+        # SQLite has one writer at a time. Queueing this process's writers on a lock is fairer
+        # than letting them poll the busy handler, whose back-off makes the latency tail long;
+        # other processes still wait through the busy timeout.
+        self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else None
+
+    @contextmanager
+    def _writing(self) -> Iterator[Connection]:
+        """One write transaction, committed on exit (rolled back on error)."""
+        with self._write_lock or nullcontext(), self.engine.begin() as conn:
+            yield conn
+
+    @classmethod
+    def open(cls, config: MedgateConfig) -> Store:
+        """Open (and migrate) the store the configuration names."""
+        return cls.from_url(
+            database_url(config),
+            pool_size=config.store.pool_size,
+            busy_timeout_s=config.store.busy_timeout_s,
+        )
+
+    @classmethod
+    def from_url(cls, url: str, *, pool_size: int = 5, busy_timeout_s: float = 30.0) -> Store:
+        url = normalise_url(url)
+        engine = create_store_engine(url, pool_size=pool_size, busy_timeout_s=busy_timeout_s)
+        try:
+            migrate(engine)
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            where = make_url(url).render_as_string(hide_password=True)
+            cause = getattr(exc, "orig", None) or exc  # the driver's own message, if any
+            reason = (str(cause).splitlines() or [type(exc).__name__])[0]
+            raise StoreError(f"store: cannot open {where}: {reason}") from exc
+        reader = None
+        if engine.dialect.name == "sqlite":
+            reader = create_store_engine(url, busy_timeout_s=busy_timeout_s, read_only=True)
+        return cls(engine, reader)
+
+    def close(self) -> None:
+        self.engine.dispose()
+        if self.reader is not self.engine:
+            self.reader.dispose()
+
+    def ping(self) -> None:
+        """Raise if the database cannot be reached (readiness)."""
+        with self.reader.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    # -- API keys -------------------------------------------------------------------------
+
+    def create_key(self, name: str, role: Role, *, actor: str = SYSTEM_ACTOR) -> tuple[ApiKey, str]:
+        """Create a key; returns it and the token, which is shown this once and never stored."""
+        name = name.strip()
+        if not name:
+            raise InputError("a key needs a name (who or what holds it)")
+        token = _TOKEN_PREFIX + secrets.token_urlsafe(32)
+        key = ApiKey(id=secrets.token_hex(8), name=name, role=role, created_at=_now())
+        with self._writing() as conn:
+            conn.execute(insert(api_keys).values(**key.model_dump(), key_hash=hash_token(token)))
+            _append_audit(conn, actor, "key.create", key.id, {"name": name, "role": role.value})
+        return key, token
+
+    def list_keys(self) -> list[ApiKey]:
+        with self.reader.connect() as conn:
+            rows = conn.execute(select(api_keys).order_by(api_keys.c.created_at)).all()
+        return [_key(row) for row in rows]
+
+    def revoke_key(self, key_id: str, *, actor: str = SYSTEM_ACTOR) -> ApiKey:
+        with self._writing() as conn:
+            done = conn.execute(
+                update(api_keys)
+                .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+                .values(revoked_at=_now())
+            )
+            row = conn.execute(select(api_keys).where(api_keys.c.id == key_id)).first()
+            if row is None:
+                raise NotFoundError(f"no API key {key_id!r}")
+            if done.rowcount == 1:
+                _append_audit(conn, actor, "key.revoke", key_id, {})
+        return _key(row)
+
+    def authenticate(self, token: str) -> ApiKey | None:
+        """The active key with this token, or None."""
+        if not token.startswith(_TOKEN_PREFIX):
+            return None
+        with self.reader.connect() as conn:
+            row = conn.execute(
+                select(api_keys).where(
+                    api_keys.c.key_hash == hash_token(token), api_keys.c.revoked_at.is_(None)
+                )
+            ).first()
+        return None if row is None else _key(row)
+
+    # -- verdicts and escalations ---------------------------------------------------------
+
+    def record_verdict(
+        self, verdict: Verdict, *, key_id: str | None, events: Sequence[Event] = ()
+    ) -> StoredVerdict:
+        """Commit a verdict, its escalation (if escalated) and their audit entries together."""
+        verdict_id = str(uuid.uuid4())
+        created = _now()
+        verdict_json = verdict.model_dump_json()
+        events_json = _events_json(events)
+        escalation: Escalation | None = None
+        with self._writing() as conn:
+            conn.execute(
+                insert(verdicts).values(
+                    id=verdict_id,
+                    created_at=created,
+                    status=verdict.status.value,
+                    key_id=key_id,
+                    verdict_json=verdict_json,
+                    events_json=events_json,
+                )
+            )
+            _append_audit(
+                conn,
+                key_id or SYSTEM_ACTOR,
+                "verdict",
+                verdict_id,
+                {
+                    "status": verdict.status.value,
+                    "reason": verdict.reason,
+                    "verdict_sha256": record_digest(verdict_json, events_json),
+                },
+            )
+            if verdict.status is Status.ESCALATED:
+                escalation = Escalation(
+                    id=str(uuid.uuid4()),
+                    verdict_id=verdict_id,
+                    created_at=created,
+                    state=EscalationState.OPEN,
+                    verdict=verdict,
+                    events=list(events),
+                )
+                conn.execute(
+                    insert(escalations).values(
+                        id=escalation.id,
+                        verdict_id=verdict_id,
+                        created_at=created,
+                        state=EscalationState.OPEN.value,
+                    )
+                )
+                _append_audit(
+                    conn, SYSTEM_ACTOR, "escalation.open", escalation.id, {"verdict": verdict_id}
+                )
+        return StoredVerdict(
+            id=verdict_id,
+            created_at=created,
+            status=verdict.status,
+            key_id=key_id,
+            verdict=verdict,
+            events=list(events),
+            escalation=escalation,
+        )
+
+    def get_verdict(self, verdict_id: str) -> StoredVerdict:
+        with self.reader.connect() as conn:
+            row = conn.execute(select(verdicts).where(verdicts.c.id == verdict_id)).first()
+            if row is None:
+                raise NotFoundError(f"no verdict {verdict_id!r}")
+            esc = conn.execute(
+                _escalation_query().where(escalations.c.verdict_id == verdict_id)
+            ).first()
+        return StoredVerdict(
+            id=row.id,
+            created_at=row.created_at,
+            status=Status(row.status),
+            key_id=row.key_id,
+            verdict=Verdict.model_validate_json(row.verdict_json),
+            events=_events(row.events_json),
+            escalation=None if esc is None else _escalation(esc),
+        )
+
+    def list_escalations(
+        self, state: EscalationState | None = None, *, limit: int = 50, offset: int = 0
+    ) -> list[Escalation]:
+        """Oldest first: the queue is worked in arrival order."""
+        query = _escalation_query().order_by(escalations.c.created_at, escalations.c.id)
+        if state is not None:
+            query = query.where(escalations.c.state == state.value)
+        with self.reader.connect() as conn:
+            rows = conn.execute(query.limit(limit).offset(offset)).all()
+        return [_escalation(row) for row in rows]
+
+    def count_escalations(self, state: EscalationState) -> int:
+        with self.reader.connect() as conn:
+            found = conn.execute(
+                select(func.count()).select_from(escalations).where(escalations.c.state == state)
+            ).scalar_one()
+        return int(found)
+
+    def get_escalation(self, escalation_id: str) -> Escalation:
+        with self.reader.connect() as conn:
+            row = conn.execute(_escalation_query().where(escalations.c.id == escalation_id)).first()
+        if row is None:
+            raise NotFoundError(f"no escalation {escalation_id!r}")
+        return _escalation(row)
+
+    def claim(self, escalation_id: str, *, clinician: str) -> Escalation:
+        """Claim an open case. One conditional UPDATE: of two clinicians, exactly one wins."""
+        with self._writing() as conn:
+            done = conn.execute(
+                update(escalations)
+                .where(
+                    escalations.c.id == escalation_id,
+                    escalations.c.state == EscalationState.OPEN.value,
+                )
+                .values(
+                    state=EscalationState.CLAIMED.value, claimed_by=clinician, claimed_at=_now()
+                )
+            )
+            if done.rowcount != 1:
+                self._raise_state(conn, escalation_id, "claimed")
+            _append_audit(conn, clinician, "escalation.claim", escalation_id, {})
+        return self.get_escalation(escalation_id)
+
+    def resolve(
+        self,
+        escalation_id: str,
+        *,
+        clinician: str,
+        resolution: Resolution,
+        note: str,
+        answer: str | None = None,
+    ) -> Escalation:
+        """Close a case the clinician has claimed: answer it, approve it or reject it."""
+        if resolution is Resolution.ANSWER and not (answer and answer.strip()):
+            raise InputError("resolution 'answer' needs the answer text")
+        if resolution is not Resolution.ANSWER and answer:
+            raise InputError(f"resolution {resolution.value!r} takes no answer text")
+        if not note.strip():
+            raise InputError("a resolution needs a note saying why")
+        with self._writing() as conn:
+            done = conn.execute(
+                update(escalations)
+                .where(
+                    escalations.c.id == escalation_id,
+                    escalations.c.state == EscalationState.CLAIMED.value,
+                    escalations.c.claimed_by == clinician,
+                )
+                .values(
+                    state=EscalationState.RESOLVED.value,
+                    resolution=resolution.value,
+                    answer=answer,
+                    note=note,
+                    resolved_by=clinician,
+                    resolved_at=_now(),
+                )
+            )
+            if done.rowcount != 1:
+                self._raise_state(conn, escalation_id, "resolved")
+            _append_audit(
+                conn,
+                clinician,
+                "escalation.resolve",
+                escalation_id,
+                {
+                    "resolution": resolution.value,
+                    "note_sha256": digest(note),
+                    "answer_sha256": None if answer is None else digest(answer),
+                },
+            )
+        return self.get_escalation(escalation_id)
+
+    @staticmethod
+    def _raise_state(conn: Connection, escalation_id: str, verb: str) -> None:
+        row = conn.execute(
+            select(escalations.c.state, escalations.c.claimed_by).where(
+                escalations.c.id == escalation_id
+            )
+        ).first()
+        if row is None:
+            raise NotFoundError(f"no escalation {escalation_id!r}")
+        if verb == "resolved" and row.state == EscalationState.CLAIMED.value:
+            raise ConflictError(f"escalation {escalation_id} is claimed by another clinician")
+        raise ConflictError(f"escalation {escalation_id} is {row.state} and cannot be {verb}")
+
+    # -- audit ---------------------------------------------------------------------------
+
+    def audit_entries(self, *, after: int = 0, limit: int | None = None) -> list[AuditEntry]:
+        query = select(audit_log).where(audit_log.c.seq > after).order_by(audit_log.c.seq)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.reader.connect() as conn:
+            rows = conn.execute(query).all()
+        return [AuditEntry.model_validate(row._asdict()) for row in rows]
+
+    def verify_audit(self) -> AuditReport:
+        """Walk the whole chain; see :mod:`medgate.store.audit` for what is detected."""
+        with self.reader.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                # One snapshot for head, verdicts and entries, even while others append.
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            head = conn.execute(select(audit_head).where(audit_head.c.id == 1)).one()
+            stored = {
+                row.id: record_digest(row.verdict_json, row.events_json)
+                for row in conn.execute(
+                    select(verdicts.c.id, verdicts.c.verdict_json, verdicts.c.events_json)
+                )
+            }
+            rows = conn.execute(select(audit_log).order_by(audit_log.c.seq)).all()
+        entries = [AuditEntry.model_validate(row._asdict()) for row in rows]
+        problems = check_chain(
+            entries, head_seq=head.seq, head_hash=head.hash, verdict_digests=stored
+        )
+        return AuditReport(ok=not problems, entries=len(entries), problems=problems)
+
+
+def _append_audit(
+    conn: Connection, actor: str, action: str, subject: str, payload: dict[str, Any]
+) -> None:
+    # Locking the head row serialises appends across processes; on SQLite the transaction
+    # already holds the database's write lock (BEGIN IMMEDIATE), and FOR UPDATE is omitted.
+    head = conn.execute(select(audit_head).where(audit_head.c.id == 1).with_for_update()).one()
+    seq = int(head.seq) + 1
+    at = _now()
+    payload_text = canonical_json(payload)
+    new_hash = entry_hash(
+        seq=seq,
+        at=at,
+        actor=actor,
+        action=action,
+        subject=subject,
+        payload=payload_text,
+        prev_hash=head.hash,
+    )
+    conn.execute(
+        insert(audit_log).values(
+            seq=seq,
+            at=at,
+            actor=actor,
+            action=action,
+            subject=subject,
+            payload=payload_text,
+            prev_hash=head.hash,
+            hash=new_hash,
+        )
+    )
+    conn.execute(update(audit_head).where(audit_head.c.id == 1).values(seq=seq, hash=new_hash))
+
+
+def record_digest(verdict_json: str, events_json: str) -> str:
+    """What a verdict's audit entry pins down: the stored verdict and the gate's events."""
+    return digest(verdict_json + "\n" + events_json)
+
+
+def _events_json(events: Sequence[Event]) -> str:
+    return "[" + ",".join(event.model_dump_json() for event in events) + "]"
+
+
+def _events(text: str) -> list[Event]:
+    return [Event.model_validate(item) for item in json.loads(text)]
+
+
+def _escalation_query() -> Any:
+    return select(escalations, verdicts.c.verdict_json, verdicts.c.events_json).join(
+        verdicts, verdicts.c.id == escalations.c.verdict_id
+    )
+
+
+def _escalation(row: Row[Any]) -> Escalation:
+    values = row._asdict()
+    verdict = Verdict.model_validate_json(values.pop("verdict_json"))
+    events = _events(values.pop("events_json"))
+    return Escalation.model_validate({**values, "verdict": verdict, "events": events})
+
+
+def _key(row: Row[Any]) -> ApiKey:
+    values = row._asdict()
+    values.pop("key_hash", None)
+    return ApiKey.model_validate(values)
+
+
+__all__ = ["Store", "hash_token"]

@@ -1,0 +1,132 @@
+"""`medgate keys ...`, `medgate audit verify` and `medgate serve` option handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from sqlalchemy import update
+from typer.testing import CliRunner
+
+from medgate.cli.server import load_gate_factory, register
+from medgate.errors import ConfigError
+from medgate.records import Case, Status, Verdict
+from medgate.store import EscalationState, Role, Store
+from medgate.store.schema import audit_log
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+def test_keys_create_list_revoke(cli: typer.Typer, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    runner = CliRunner()
+    created = runner.invoke(
+        cli, ["keys", "create", "--name", "dr a", "--role", "clinician", "--database-url", url]
+    )
+    assert created.exit_code == 0, created.output
+    key_line, token = created.output.strip().splitlines()
+    key_id = key_line.split()[3]
+    store = Store.from_url(url)
+    found = store.authenticate(token)
+    assert found is not None and found.role is Role.CLINICIAN and found.id == key_id
+
+    listed = runner.invoke(cli, ["keys", "list", "--database-url", url])
+    assert key_id in listed.output and "active" in listed.output
+    assert token not in listed.output
+
+    revoked = runner.invoke(cli, ["keys", "revoke", key_id, "--database-url", url])
+    assert revoked.exit_code == 0
+    assert store.authenticate(token) is None
+
+    bad_role = runner.invoke(
+        cli, ["keys", "create", "--name", "x", "--role", "root", "--database-url", url]
+    )
+    assert bad_role.exit_code == 2
+    missing = runner.invoke(cli, ["keys", "revoke", "nope", "--database-url", url])
+    assert missing.exit_code == 2
+    assert "no API key" in missing.output
+
+
+def test_audit_verify_exit_codes(cli: typer.Typer, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    store = Store.from_url(url)
+    for status in (Status.RELEASED, Status.ESCALATED):
+        store.record_verdict(
+            Verdict(status=status, reason="r", case=Case(question="q?")), key_id=None
+        )
+    runner = CliRunner()
+    ok = runner.invoke(cli, ["audit", "verify", "--database-url", url])
+    assert ok.exit_code == 0, ok.output
+    assert "intact: 3 entries" in ok.output
+
+    with store.engine.begin() as conn:
+        conn.execute(update(audit_log).where(audit_log.c.seq == 1).values(subject="other"))
+    broken = runner.invoke(cli, ["audit", "verify", "--database-url", url])
+    assert broken.exit_code == 1
+    assert "entry 1" in broken.output
+
+
+def test_gate_factory_spec() -> None:
+    factory = load_gate_factory("medgate.config:load_config")
+    assert callable(factory)
+    with pytest.raises(ConfigError, match=r"package\.module:function"):
+        load_gate_factory("no-colon")
+    with pytest.raises(ConfigError, match="cannot be loaded"):
+        load_gate_factory("medgate.nothing_here:build")
+
+
+def test_serve_starts_uvicorn_with_a_gate_factory(tmp_path: Path) -> None:
+    """`medgate serve` end to end in a subprocess: it answers a check, then stops on SIGTERM."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    _, token = Store.from_url(url).create_key("app", Role.CLIENT)
+    here = Path(__file__).parent
+    src = here.parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{here}"}
+    env.pop("MEDGATE_CONFIG", None)  # no stray configuration; cwd has no medgate.toml either
+    program = (
+        "import typer; from medgate.cli.server import register; "
+        "app = typer.Typer(); register(app); app()"
+    )
+    command = [sys.executable, "-c", program, "serve", "--port", str(port)]
+    command += ["--gate", "service_gate:gate_factory", "--database-url", url]
+    server = subprocess.Popen(command, env=env, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None, "medgate serve exited"
+            assert time.monotonic() < deadline, "medgate serve did not start"
+            time.sleep(0.1)
+        response = httpx.post(
+            f"http://127.0.0.1:{port}/v1/check",
+            json={"question": "please escalate"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert response.status_code == 200
+        assert response.json()["status"] == "escalated"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+    assert Store.from_url(url).count_escalations(EscalationState.OPEN) == 1

@@ -1,0 +1,274 @@
+"""The store on SQLite and PostgreSQL: keys, verdicts, the queue's claims and the audit chain."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import delete, select, text, update
+
+from medgate.errors import InputError
+from medgate.records import Case, Status, Verdict
+from medgate.store import (
+    LATEST_VERSION,
+    ConflictError,
+    EscalationState,
+    NotFoundError,
+    Resolution,
+    Role,
+    Store,
+    current_version,
+    migrate,
+)
+from medgate.store.schema import api_keys, audit_log, verdicts
+
+
+def verdict(status: Status = Status.ESCALATED, question: str = "Is it safe?") -> Verdict:
+    return Verdict(status=status, reason="scripted", case=Case(question=question))
+
+
+def run_together(workers: list[Callable[[], Any]]) -> list[Any]:
+    """Run callables in threads released at the same instant; returns results or exceptions."""
+    barrier = threading.Barrier(len(workers))
+    results: list[Any] = [None] * len(workers)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = workers[i]()
+        except Exception as exc:
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(workers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+def test_migrations_are_recorded_and_idempotent(store: Store) -> None:
+    assert current_version(store.engine) == LATEST_VERSION
+    assert migrate(store.engine) == LATEST_VERSION
+    assert store.verify_audit().ok
+
+
+def test_two_processes_opening_at_once_migrate_once(store_url: str) -> None:
+    opened = run_together([lambda: Store.from_url(store_url) for _ in range(3)])
+    for item in opened:
+        assert isinstance(item, Store), item
+        item.close()
+
+
+def test_an_unreachable_database_is_a_clear_error() -> None:
+    from medgate.store import StoreError
+
+    with pytest.raises(StoreError, match=r"cannot open postgresql\+psycopg://medgate:\*\*\*@"):
+        Store.from_url("postgresql://medgate:secret@127.0.0.1:1/none")
+
+
+def test_keys_are_hashed_at_rest(store: Store) -> None:
+    key, token = store.create_key("dr a", Role.CLINICIAN)
+    assert store.authenticate(token) == key
+    assert store.authenticate(token + "x") is None
+    with store.engine.connect() as conn:
+        row = conn.execute(select(api_keys)).one()
+    assert token not in [str(value) for value in row]
+    assert len(row.key_hash) == 64
+    with pytest.raises(InputError):
+        store.create_key("  ", Role.CLIENT)
+
+
+def test_revoked_keys_stop_working(store: Store) -> None:
+    key, token = store.create_key("app", Role.CLIENT)
+    assert store.revoke_key(key.id).revoked_at is not None
+    assert store.authenticate(token) is None
+    assert not store.list_keys()[0].active
+    with pytest.raises(NotFoundError):
+        store.revoke_key("nope")
+
+
+def test_escalated_verdicts_are_queued_others_are_not(store: Store) -> None:
+    released = store.record_verdict(verdict(Status.RELEASED), key_id=None)
+    escalated = store.record_verdict(verdict(Status.ESCALATED), key_id="k1")
+    assert released.escalation is None
+    assert escalated.escalation is not None
+    again = store.get_verdict(escalated.id)
+    assert again.verdict == escalated.verdict
+    assert again.key_id == "k1"
+    assert again.escalation is not None and again.escalation.state is EscalationState.OPEN
+    assert [e.id for e in store.list_escalations()] == [escalated.escalation.id]
+    with pytest.raises(NotFoundError):
+        store.get_verdict("missing")
+
+
+def test_queue_order_filter_and_paging(store: Store) -> None:
+    ids = []
+    for i in range(5):
+        stored = store.record_verdict(verdict(question=f"q{i}"), key_id=None)
+        assert stored.escalation is not None
+        ids.append(stored.escalation.id)
+    store.claim(ids[1], clinician="dr")
+    assert [e.id for e in store.list_escalations()] == ids
+    assert [e.id for e in store.list_escalations(EscalationState.CLAIMED)] == [ids[1]]
+    assert [e.id for e in store.list_escalations(EscalationState.OPEN, limit=2, offset=1)] == [
+        ids[2],
+        ids[3],
+    ]
+    assert store.count_escalations(EscalationState.OPEN) == 4
+
+
+def test_concurrent_claims_have_exactly_one_winner(store: Store) -> None:
+    for _ in range(3):
+        stored = store.record_verdict(verdict(), key_id=None)
+        assert stored.escalation is not None
+        esc_id = stored.escalation.id
+        results = run_together(
+            [functools.partial(store.claim, esc_id, clinician=f"clinician-{n}") for n in range(8)]
+        )
+        winners = [r for r in results if not isinstance(r, Exception)]
+        losers = [r for r in results if isinstance(r, Exception)]
+        assert len(winners) == 1
+        assert all(isinstance(r, ConflictError) for r in losers), losers
+        assert store.get_escalation(esc_id).claimed_by == winners[0].claimed_by
+    claims = [e for e in store.audit_entries() if e.action == "escalation.claim"]
+    assert len(claims) == 3
+
+
+def test_resolve_rules(store: Store) -> None:
+    stored = store.record_verdict(verdict(), key_id=None)
+    assert stored.escalation is not None
+    esc = stored.escalation.id
+    with pytest.raises(ConflictError, match="open"):
+        store.resolve(esc, clinician="a", resolution=Resolution.APPROVE, note="fine")
+    store.claim(esc, clinician="a")
+    with pytest.raises(ConflictError, match="another clinician"):
+        store.resolve(esc, clinician="b", resolution=Resolution.APPROVE, note="fine")
+    with pytest.raises(InputError):
+        store.resolve(esc, clinician="a", resolution=Resolution.ANSWER, note="x")
+    with pytest.raises(InputError):
+        store.resolve(esc, clinician="a", resolution=Resolution.REJECT, note="x", answer="y")
+    with pytest.raises(InputError):
+        store.resolve(esc, clinician="a", resolution=Resolution.REJECT, note=" ")
+    done = store.resolve(esc, clinician="a", resolution=Resolution.REJECT, note="unsafe")
+    assert (done.state, done.resolution, done.note) == (
+        EscalationState.RESOLVED,
+        Resolution.REJECT,
+        "unsafe",
+    )
+    with pytest.raises(ConflictError, match="resolved"):
+        store.claim(esc, clinician="b")
+    with pytest.raises(NotFoundError):
+        store.claim("missing", clinician="a")
+
+
+def test_concurrent_writers_keep_one_chain(store: Store) -> None:
+    def writer(n: int) -> None:
+        for i in range(5):
+            store.record_verdict(verdict(question=f"w{n}-{i}"), key_id=f"k{n}")
+
+    results = run_together([functools.partial(writer, n) for n in range(6)])
+    assert all(r is None for r in results), results
+    report = store.verify_audit()
+    assert report.ok, report.problems
+    assert report.entries == 6 * 5 * 2  # a verdict entry and an escalation entry each
+    seqs = [e.seq for e in store.audit_entries()]
+    assert seqs == list(range(1, report.entries + 1))
+
+
+def _populate(store: Store) -> None:
+    key, _ = store.create_key("dr a", Role.CLINICIAN)
+    for i in range(3):
+        stored = store.record_verdict(verdict(question=f"q{i}"), key_id=None)
+        assert stored.escalation is not None
+        store.claim(stored.escalation.id, clinician=key.id)
+        store.resolve(
+            stored.escalation.id, clinician=key.id, resolution=Resolution.APPROVE, note="ok"
+        )
+    assert store.verify_audit().ok
+
+
+def test_audit_detects_an_edited_entry(store: Store) -> None:
+    _populate(store)
+    with store.engine.begin() as conn:
+        conn.execute(update(audit_log).where(audit_log.c.seq == 4).values(actor="someone else"))
+    report = store.verify_audit()
+    assert not report.ok
+    assert any("entry 4" in p and "edited" in p for p in report.problems), report.problems
+
+
+def test_audit_detects_a_deleted_entry(store: Store) -> None:
+    _populate(store)
+    with store.engine.begin() as conn:
+        conn.execute(delete(audit_log).where(audit_log.c.seq == 5))
+    report = store.verify_audit()
+    assert not report.ok
+    assert any("5..5 are missing" in p for p in report.problems), report.problems
+
+
+def test_audit_detects_entries_cut_from_the_end(store: Store) -> None:
+    _populate(store)
+    last = store.audit_entries()[-1].seq
+    with store.engine.begin() as conn:
+        conn.execute(delete(audit_log).where(audit_log.c.seq == last))
+    report = store.verify_audit()
+    assert not report.ok
+    assert any("deleted from the end" in p for p in report.problems), report.problems
+
+
+def test_audit_detects_a_rewritten_chain_tail(store: Store) -> None:
+    """Recomputing the edited entry's own hash still breaks the next link."""
+    _populate(store)
+    from medgate.store.audit import entry_hash
+
+    entry = store.audit_entries()[2]
+    forged = entry.model_copy(update={"payload": '{"forged":true}'})
+    new_hash = entry_hash(**forged.model_dump(exclude={"hash"}))
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(audit_log)
+            .where(audit_log.c.seq == entry.seq)
+            .values(payload=forged.payload, hash=new_hash)
+        )
+    report = store.verify_audit()
+    assert any(f"entry {entry.seq + 1}: link" in p for p in report.problems), report.problems
+
+
+def test_audit_detects_an_edited_verdict(store: Store) -> None:
+    stored = store.record_verdict(verdict(Status.BLOCKED), key_id=None)
+    changed = stored.verdict.model_copy(update={"status": Status.RELEASED}).model_dump_json()
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(verdicts).where(verdicts.c.id == stored.id).values(verdict_json=changed)
+        )
+    report = store.verify_audit()
+    assert any("changed after it was recorded" in p for p in report.problems), report.problems
+
+
+def test_audit_detects_edited_events(store: Store) -> None:
+    from medgate.events import Event, EventKind
+
+    draft = Event(kind=EventKind.ANSWER, stage="hrs", data={"text": "Maybe."})
+    stored = store.record_verdict(verdict(), key_id=None, events=[draft])
+    assert stored.escalation is not None
+    assert store.get_escalation(stored.escalation.id).events == [draft]
+    with store.engine.begin() as conn:
+        conn.execute(update(verdicts).where(verdicts.c.id == stored.id).values(events_json="[]"))
+    report = store.verify_audit()
+    assert any("changed after it was recorded" in p for p in report.problems), report.problems
+
+
+def test_committed_rows_survive_reopening(store_url: str) -> None:
+    first = Store.from_url(store_url)
+    stored = first.record_verdict(verdict(), key_id=None)
+    first.close()
+    second = Store.from_url(store_url)
+    assert stored.escalation is not None
+    assert second.get_escalation(stored.escalation.id).state is EscalationState.OPEN
+    assert second.verify_audit().ok
+    with second.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM escalations")).scalar_one() == 1
+    second.close()
