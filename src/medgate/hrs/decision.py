@@ -98,16 +98,19 @@ def succeeds(it: Iteration, cfg: HRSConfig) -> bool:
     return not (e >= cfg.tau_e and p >= cfg.tau_p)
 
 
+def _escalate(outcome: Outcome, reason: str, iteration: int | None = None) -> Decision:
+    return Decision(
+        status=Status.ESCALATED, outcome=outcome, iteration=iteration, answer=None, reason=reason
+    )
+
+
 def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
     """The decision for ``traj`` under ``cfg``, or ``None`` if another round is needed."""
     if not traj.iterations:
         if traj.stopped is StopReason.ERROR:
-            return Decision(
-                status=Status.ESCALATED,
-                outcome=Outcome.ERROR,
-                iteration=None,
-                answer=None,
-                reason=f"the gate failed before any answer and escalates: {traj.stop_detail}",
+            return _escalate(
+                Outcome.ERROR,
+                f"the gate failed before any answer and escalates: {traj.stop_detail}",
             )
         return None
     base = traj.iterations[0]
@@ -123,13 +126,11 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
         if not succeeds(it, cfg):
             continue
         if it.answer != base.answer and cfg.revert is RevertRule.ESCALATE:
-            return Decision(
-                status=Status.ESCALATED,
-                outcome=Outcome.LABEL_FLIP,
-                iteration=it.index,
-                answer=None,
-                reason=f"refinement changed the answer from {base.answer!r} to {it.answer!r} "
+            return _escalate(
+                Outcome.LABEL_FLIP,
+                f"refinement changed the answer from {base.answer!r} to {it.answer!r} "
                 f"at round {it.index}; a clinician must decide",
+                it.index,
             )
         return Decision(
             status=Status.REFINED,
@@ -138,42 +139,24 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             answer=it.answer,
             reason=f"confident after {it.index} round(s) of knowledge injection",
         )
-    rounds = len(traj.iterations) - 1
-    if rounds >= cfg.max_iterations:
-        return Decision(
-            status=Status.ESCALATED,
-            outcome=Outcome.EXHAUSTED,
-            iteration=None,
-            answer=None,
-            reason=f"still uncertain after {cfg.max_iterations} round(s); a clinician must decide",
+    if len(traj.iterations) - 1 >= cfg.max_iterations:
+        return _escalate(
+            Outcome.EXHAUSTED,
+            f"still uncertain after {cfg.max_iterations} round(s); a clinician must decide",
         )
-    if traj.stopped is StopReason.ABSTAIN:
-        return Decision(
-            status=Status.ESCALATED,
-            outcome=Outcome.ABSTAIN,
-            iteration=None,
-            answer=None,
-            reason="the orchestrator judged the question not safely answerable"
-            + (
-                f": {traj.final_step.rationale}"
-                if traj.final_step and traj.final_step.rationale
-                else ""
-            ),
-        )
-    if traj.stopped is StopReason.STALLED:
-        return Decision(
-            status=Status.ESCALATED,
-            outcome=Outcome.STALLED,
-            iteration=None,
-            answer=None,
-            reason="still uncertain and the orchestrator had no new knowledge to add",
-        )
-    if traj.stopped is StopReason.ERROR:
-        return Decision(
-            status=Status.ESCALATED,
-            outcome=Outcome.ERROR,
-            iteration=None,
-            answer=None,
-            reason=f"the gate failed and escalates: {traj.stop_detail}",
-        )
+    rationale = traj.final_step.rationale if traj.final_step else ""
+    endings = {
+        StopReason.ABSTAIN: (
+            Outcome.ABSTAIN,
+            "the orchestrator judged the question not safely answerable"
+            + (f": {rationale}" if rationale else ""),
+        ),
+        StopReason.STALLED: (
+            Outcome.STALLED,
+            "still uncertain and the orchestrator had no new knowledge to add",
+        ),
+        StopReason.ERROR: (Outcome.ERROR, f"the gate failed and escalates: {traj.stop_detail}"),
+    }
+    if traj.stopped is not None:
+        return _escalate(*endings[traj.stopped])
     return None
