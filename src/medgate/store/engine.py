@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,26 @@ def create_store_engine(
     raise ConfigError(f"store: unsupported database {backend!r}; use SQLite or PostgreSQL")
 
 
+def _set_wal(cursor: Any, timeout_s: float) -> None:
+    """Switch to WAL, waiting out other processes doing the same.
+
+    Changing the journal mode needs an exclusive lock, and SQLite can report "database is
+    locked" at once instead of calling the busy handler when several processes open a new file
+    together; retry until the busy timeout is spent.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
+
 def _sqlite_engine(
     url: str, database: str | None, busy_timeout_s: float, read_only: bool
 ) -> Engine:
@@ -64,7 +86,7 @@ def _sqlite_engine(
         # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite would defer it).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _set_wal(cursor, busy_timeout_s)
         # FULL: a commit is on disk before the response says it exists.
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute("PRAGMA foreign_keys=ON")
