@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def models(
         model: ModelOpt = None,
-        as_json: Annotated[bool, typer.Option("--json")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
     ) -> None:
         """Show the configured models, where each setting came from, and what is installed."""
         from medgate.backends.embedded import EMBEDDED_MODELS
