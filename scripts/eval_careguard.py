@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -252,4 +251,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

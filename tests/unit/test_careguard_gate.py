@@ -223,7 +223,7 @@ def test_refine_then_release_feeds_the_evaluators_findings_back() -> None:
     assert "gives a dose to a pregnant patient" not in rig.generator_prompts[0]
     assert "gives a dose to a pregnant patient" in rig.generator_prompts[1]
     assert "remove every number and dose" in rig.generator_prompts[1]
-    decision = [e for e in rig.events if e.kind is EventKind.DECISION][0]
+    decision = next(e for e in rig.events if e.kind is EventKind.DECISION)
     assert decision.data["status"] == "refined"
 
 

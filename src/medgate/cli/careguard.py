@@ -91,6 +91,11 @@ def print_care(verdict: Verdict) -> None:
         )
 
 
+def interactive(as_json: bool) -> bool:
+    """Screening questions are asked on the terminal only when a person is there to answer."""
+    return not as_json and sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def care(
     question: Annotated[str, typer.Argument(help="The patient's question, as asked.")],
     answers: Annotated[
@@ -115,8 +120,7 @@ def care(
     config = config_with(model)
     gate = build_careguard(config, ModelPool(config))
     verdict = gate.check(case)
-    interactive = not as_json and sys.stdin.isatty() and sys.stdout.isatty()
-    while interactive and verdict.status is Status.NEEDS_CONTEXT:
+    while interactive(as_json) and verdict.status is Status.NEEDS_CONTEXT:
         patient = {**patient, **ask_screening(verdict)}
         verdict = gate.check(make_care_case(question, patient))
     if as_json:
