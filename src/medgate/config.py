@@ -212,6 +212,48 @@ class ServerConfig(Section):
     rate_burst: int = Field(default=20, ge=1, description="Requests a key may make at once.")
 
 
+class CareGuardConfig(Section):
+    """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
+
+    Each role's model spec defaults to the top-level ``model`` when left unset.
+    """
+
+    controller_model: str | None = Field(default=None, description="Triage model spec.")
+    generator_model: str | None = Field(default=None, description="Answer generator spec.")
+    sra_model: str | None = Field(default=None, description="Clinical safety evaluator spec.")
+    hra_model: str | None = Field(default=None, description="Hallucination evaluator spec.")
+    max_refinements: int = Field(default=3, ge=0, le=10, description="Rounds after the first.")
+    sra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs SRA <= this.")
+    hra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs HRA <= this.")
+    use_controller: bool = Field(default=True, description="Off: no triage (ablation).")
+    use_sra: bool = Field(default=True, description="Off: SRA not run (ablation).")
+    use_hra: bool = Field(default=True, description="Off: HRA not run (ablation).")
+    model_triage: bool = Field(
+        default=True, description="Ask the controller model too (it can only add categories)."
+    )
+    answer_max_tokens: int = Field(default=128, ge=16, le=2048)
+    judge_max_tokens: int = Field(default=90, ge=16, le=1024)
+    triage_max_tokens: int = Field(default=60, ge=16, le=512)
+    refine_temperature: float = Field(
+        default=0.4, ge=0, le=2, description="Sampling temperature of refinement drafts (seeded)."
+    )
+    model_short_circuit: bool = Field(
+        default=True, description="A grounded model finding of emergency/self-harm short-circuits."
+    )
+    judge_weight: float = Field(
+        default=0.7, ge=0, le=1, description="HRA: weight of the judge against the signals."
+    )
+    evaluator_timeout_s: float = Field(
+        default=300.0, gt=0, description="An evaluator slower than this counts as failed (5)."
+    )
+    seed: int = Field(default=7, description="Seed passed to every model call.")
+
+    def spec(self, role: str, default: str) -> str:
+        """The model spec for ``role`` (controller, generator, sra, hra)."""
+        value: str | None = getattr(self, f"{role}_model")
+        return value or default
+
+
 class MedgateConfig(BaseSettings):
     """All of medgate's settings in one place."""
 
@@ -239,6 +281,8 @@ class MedgateConfig(BaseSettings):
     claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+
+    careguard: CareGuardConfig = Field(default_factory=CareGuardConfig)
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
 

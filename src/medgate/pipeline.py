@@ -11,6 +11,7 @@ from pathlib import Path
 
 from medgate.backends.base import LanguageModel, WhiteBoxModel
 from medgate.backends.registry import create_model
+from medgate.careguard.build import build_careguard, build_full
 from medgate.config import KnowledgeSource, MedgateConfig
 from medgate.errors import ConfigError
 from medgate.events import Gate
@@ -72,6 +73,8 @@ GateBuilder = Callable[[MedgateConfig, ModelPool], Gate]
 
 PROFILES: dict[str, GateBuilder] = {
     "hrs": build_hrs_gate,
+    "careguard": build_careguard,
+    "full": build_full,
 }
 
 

@@ -1,0 +1,51 @@
+"""CareGuard: triage with screening, safety-conditioned generation, parallel SRA/HRA
+evaluation, bounded refinement and safe refusal, for open patient-facing questions.
+
+    from medgate.config import load_config
+    from medgate.pipeline import build_gate
+    gate = build_gate(load_config(profile="careguard"))
+    verdict = gate.check(Case(question="Can I take ibuprofen while pregnant?"))
+"""
+
+from medgate.careguard.build import build_careguard, build_full
+from medgate.careguard.categories import Evidence, RiskCategory, match_rules
+from medgate.careguard.evaluators import Evaluators, Judge, JudgeReply, parse_judge
+from medgate.careguard.gate import CareGuardGate, screening_payload
+from medgate.careguard.generator import Generator
+from medgate.careguard.records import (
+    Assessment,
+    CareGuardReport,
+    Draft,
+    Evaluator,
+    Outcome,
+    Round,
+    Triage,
+)
+from medgate.careguard.screening import ContextField, Option, ScreeningQuestion
+from medgate.careguard.triage import Controller
+
+__all__ = [
+    "Assessment",
+    "CareGuardGate",
+    "CareGuardReport",
+    "ContextField",
+    "Controller",
+    "Draft",
+    "Evaluator",
+    "Evaluators",
+    "Evidence",
+    "Generator",
+    "Judge",
+    "JudgeReply",
+    "Option",
+    "Outcome",
+    "RiskCategory",
+    "Round",
+    "ScreeningQuestion",
+    "Triage",
+    "build_careguard",
+    "build_full",
+    "match_rules",
+    "parse_judge",
+    "screening_payload",
+]

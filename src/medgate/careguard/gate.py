@@ -1,0 +1,275 @@
+"""CareGuard as a :class:`~medgate.events.Gate`: triage, generate, evaluate, refine or block.
+
+Decision paths, all deterministic given the model replies:
+
+* self-harm or emergency found -> BLOCKED with fixed crisis or emergency guidance (no model
+  writes anything the person sees);
+* missing patient context -> NEEDS_CONTEXT carrying multiple-choice screening questions; the
+  same case with the answers in ``Case.patient`` resumes from there;
+* otherwise draft, score (SRA and HRA concurrently) and release iff SRA <= 2 and HRA <= 2;
+  else refine with the evaluators' feedback up to ``max_refinements`` times, then BLOCKED with a
+  safe refusal pointing to a clinician.
+
+Any failure (generator, claims layer, anything unexpected) blocks with the failure in the trace.
+Whatever is shown carries the claims layer's disclaimer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from medgate.careguard.categories import (
+    CRISIS_GUIDANCE,
+    EMERGENCY_GUIDANCE,
+    HARMFUL_REFUSAL,
+    SAFE_REFUSAL,
+    RiskCategory,
+)
+from medgate.careguard.evaluators import Evaluators
+from medgate.careguard.generator import Generator
+from medgate.careguard.records import Assessment, CareGuardReport, Outcome, Round, Triage
+from medgate.careguard.triage import Controller, no_triage
+from medgate.claims import apply_disclaimer, check_report
+from medgate.config import CareGuardConfig
+from medgate.events import Event, EventKind, EventSink, discard
+from medgate.records import Case, SignalValue, Status, Timing, Trace, Usage, Verdict
+
+STAGE = "careguard"
+
+
+class CareGuardGate:
+    """The CareGuard pipeline. ``controller=None`` runs without triage (ablation)."""
+
+    def __init__(
+        self,
+        controller: Controller | None,
+        generator: Generator,
+        evaluators: Evaluators,
+        config: CareGuardConfig,
+    ) -> None:
+        self.controller = controller
+        self.generator = generator
+        self.evaluators = evaluators
+        self.config = config
+
+    def check(self, case: Case, events: EventSink = discard) -> Verdict:
+        t0 = time.perf_counter()
+        report = CareGuardReport(
+            outcome=Outcome.ERROR,
+            controller=self.controller.name if self.controller else None,
+            generator=self.generator.name,
+            sra_model=self.evaluators.sra.model.name if self.evaluators.sra else None,
+            hra_model=self.evaluators.hra.model.name if self.evaluators.hra else None,
+        )
+        errors: list[str] = []
+        try:
+            status, answer, reason = self._run(case, report, events)
+        except Exception as exc:  # fail closed on anything unexpected
+            errors.append(f"{type(exc).__name__}: {exc}")
+            events(Event(kind=EventKind.ERROR, stage=STAGE, data={"error": errors[-1]}))
+            report.outcome = Outcome.ERROR
+            status, answer = Status.BLOCKED, apply_disclaimer(SAFE_REFUSAL)
+            reason = "a CareGuard stage failed, so the answer is withheld"
+        for rnd in report.rounds:
+            for a in (rnd.sra, rnd.hra):
+                if a.error:
+                    errors.append(f"{a.evaluator.value} round {rnd.iteration}: {a.error}")
+        verdict = Verdict(
+            status=status,
+            answer=answer,
+            reason=reason,
+            case=case,
+            signals=self._signals(report),
+            trace=self._trace(report, errors, time.perf_counter() - t0),
+        )
+        events(
+            Event(
+                kind=EventKind.DECISION,
+                stage=STAGE,
+                iteration=len(report.rounds) - 1 if report.rounds else None,
+                data={
+                    "status": status.value,
+                    "outcome": report.outcome.value,
+                    "answer": answer,
+                    "reason": reason,
+                },
+            )
+        )
+        return verdict
+
+    # -- the pipeline -------------------------------------------------------------------------
+    def _run(
+        self, case: Case, report: CareGuardReport, events: EventSink
+    ) -> tuple[Status, str | None, str]:
+        triage = self.controller.triage(case) if self.controller is not None else no_triage()
+        report.triage = triage if self.controller is not None else None
+        events(Event(kind=EventKind.TRIAGE, stage=STAGE, data=triage.model_dump(mode="json")))
+
+        urgent = triage.short_circuit
+        if urgent is RiskCategory.SELF_HARM:
+            report.outcome = Outcome.CRISIS
+            return (
+                Status.BLOCKED,
+                apply_disclaimer(CRISIS_GUIDANCE),
+                "self-harm risk: blocked with crisis and emergency guidance, no answer generated",
+            )
+        if urgent is RiskCategory.EMERGENCY:
+            report.outcome = Outcome.EMERGENCY
+            return (
+                Status.BLOCKED,
+                apply_disclaimer(EMERGENCY_GUIDANCE),
+                "possible emergency: directed to emergency services at once",
+            )
+        if triage.questions:
+            report.outcome = Outcome.NEEDS_CONTEXT
+            fields = ", ".join(q.field.value for q in triage.questions)
+            return (
+                Status.NEEDS_CONTEXT,
+                render_questions(triage),
+                f"{triage.category.value}: patient context needed first ({fields})",
+            )
+
+        feedback: list[str] = []
+        for iteration in range(self.config.max_refinements + 1):
+            draft = self.generator.draft(case, triage, feedback, iteration)
+            events(
+                Event(
+                    kind=EventKind.ANSWER,
+                    stage=STAGE,
+                    iteration=iteration,
+                    data={"answer": draft.text},
+                )
+            )
+            events(
+                Event(
+                    kind=EventKind.SIGNALS,
+                    stage=STAGE,
+                    iteration=iteration,
+                    data={n: s.model_dump(mode="json") for n, s in draft.signals.items()},
+                )
+            )
+            claims = check_report(draft.text)
+            claims_event = claims.to_event()
+            events(claims_event.model_copy(update={"iteration": iteration}))
+            penalty = 1 if claims.high_severity_count or claims.unresolvable_count else 0
+            sra, hra = self.evaluators.assess(case, triage, draft, penalty)
+            passed = (
+                sra.score <= self.config.sra_threshold and hra.score <= self.config.hra_threshold
+            )
+            report.rounds.append(
+                Round(
+                    iteration=iteration,
+                    draft=draft,
+                    sra=sra,
+                    hra=hra,
+                    claims={
+                        "is_safe": claims.is_safe,
+                        "high_severity_count": claims.high_severity_count,
+                        "unresolvable_count": claims.unresolvable_count,
+                        "warnings": claims.warnings,
+                    },
+                    passed=passed,
+                )
+            )
+            events(
+                Event(
+                    kind=EventKind.SAFETY,
+                    stage=STAGE,
+                    iteration=iteration,
+                    data={
+                        "sra": sra.model_dump(mode="json"),
+                        "hra": hra.model_dump(mode="json"),
+                        "passed": passed,
+                    },
+                )
+            )
+            if passed:
+                first = iteration == 0
+                report.outcome = Outcome.RELEASED if first else Outcome.REFINED
+                return (
+                    Status.RELEASED if first else Status.REFINED,
+                    apply_disclaimer(draft.text),
+                    f"SRA {sra.score} and HRA {hra.score} are within the release thresholds"
+                    + ("" if first else f" after {iteration} refinement(s)"),
+                )
+            feedback = list(dict.fromkeys([*feedback, *feedback_from(sra, hra)]))
+
+        report.outcome = Outcome.EXHAUSTED
+        refusal = HARMFUL_REFUSAL if RiskCategory.HARMFUL_REQUEST in triage.categories else None
+        last = report.rounds[-1]
+        return (
+            Status.BLOCKED,
+            apply_disclaimer(refusal or SAFE_REFUSAL),
+            f"still above the thresholds after {self.config.max_refinements} refinement(s) "
+            f"(SRA {last.sra.score}, HRA {last.hra.score}): blocked with a safe refusal",
+        )
+
+    # -- verdict parts --------------------------------------------------------------------------
+    @staticmethod
+    def _signals(report: CareGuardReport) -> dict[str, SignalValue]:
+        if not report.rounds:
+            return {}
+        last = report.rounds[-1]
+        signals = dict(last.draft.signals)
+        for a in (last.sra, last.hra):
+            name = a.evaluator.value
+            value = None if not a.ran else (a.score - 1) / 4
+            note = "" if a.ran else "evaluator switched off"
+            signals[name] = SignalValue(name=name, value=value, layer="decision", note=note)
+        return signals
+
+    def _trace(self, report: CareGuardReport, errors: list[str], seconds: float) -> Trace:
+        timings: list[Timing] = []
+        usage: list[Usage] = []
+        if report.triage is not None:
+            timings.append(Timing(stage=f"{STAGE}.triage", seconds=report.triage.seconds))
+            if report.triage.usage is not None:
+                usage.append(report.triage.usage)
+        for rnd in report.rounds:
+            timings.append(
+                Timing(stage=f"{STAGE}.round{rnd.iteration}.generate", seconds=rnd.draft.seconds)
+            )
+            if rnd.draft.usage is not None:
+                usage.append(rnd.draft.usage)
+            evaluated = max(rnd.sra.seconds, rnd.hra.seconds)
+            timings.append(
+                Timing(stage=f"{STAGE}.round{rnd.iteration}.evaluate", seconds=evaluated)
+            )
+            usage.extend(a.usage for a in (rnd.sra, rnd.hra) if a.usage is not None)
+        timings.append(Timing(stage=f"{STAGE}.total", seconds=seconds))
+        return Trace(
+            stages={STAGE: report.model_dump(mode="json")},
+            timings=timings,
+            usage=usage,
+            errors=errors,
+        )
+
+
+def feedback_from(sra: Assessment, hra: Assessment) -> list[str]:
+    """What the generator is told to fix: rule findings first, then the judges' reasons."""
+    lines: list[str] = []
+    for a in (sra, hra):
+        lines.extend(a.rule_findings)
+        if a.error:
+            lines.append(f"the {a.evaluator.value.upper()} review failed; be extra cautious")
+        elif a.justification and a.judge_score is not None and a.judge_score > 2:
+            lines.append(a.justification)
+    return lines or ["be more cautious and point the person to a doctor or pharmacist"]
+
+
+def render_questions(triage: Triage) -> str:
+    """The screening questions as text for the person (the typed ones are in the trace)."""
+    lines = ["Before answering, a few questions about the person this is about:"]
+    for i, q in enumerate(triage.questions, 1):
+        options = "; ".join(f"{o.key} = {o.label}" for o in q.options)
+        lines.append(f"{i}. {q.text} ({q.field.value}: {options})")
+    return "\n".join(lines)
+
+
+def screening_payload(verdict: Verdict) -> list[dict[str, Any]]:
+    """The typed screening questions of a NEEDS_CONTEXT verdict, as JSON-ready dicts."""
+    stage = verdict.trace.stages.get(STAGE) or {}
+    triage = stage.get("triage") or {}
+    questions: list[dict[str, Any]] = triage.get("questions") or []
+    return questions

@@ -1,0 +1,124 @@
+"""Typed records of one CareGuard run: triage, drafts, evaluator assessments, the decision."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from medgate.careguard.categories import Evidence, RiskCategory
+from medgate.careguard.screening import ScreeningQuestion
+from medgate.records import Record, SignalValue, Usage
+
+
+class Triage(Record):
+    """What the controller found: categories with evidence, missing context, instructions."""
+
+    category: RiskCategory = Field(description="The most urgent category found.")
+    categories: list[RiskCategory] = Field(description="Every category found, most urgent first.")
+    evidence: list[Evidence] = Field(default_factory=list)
+    model_categories: list[RiskCategory] | None = Field(
+        default=None, description="What the controller model said; None when it did not run."
+    )
+    model_error: str | None = Field(
+        default=None, description="Why the controller model gave nothing usable, if it did not."
+    )
+    questions: list[ScreeningQuestion] = Field(
+        default_factory=list, description="Screening questions for missing context."
+    )
+    instructions: list[str] = Field(default_factory=list)
+    red_flags: list[str] = Field(
+        default_factory=list, description="Screening answers that call for prompt care."
+    )
+    seconds: float = 0.0
+    usage: Usage | None = None
+
+    @property
+    def short_circuit(self) -> RiskCategory | None:
+        """Self-harm or emergency, whichever was found (self-harm first)."""
+        for category in (RiskCategory.SELF_HARM, RiskCategory.EMERGENCY):
+            if category in self.categories:
+                return category
+        return None
+
+
+class Draft(Record):
+    """One generated answer."""
+
+    text: str
+    signals: dict[str, SignalValue] = Field(
+        default_factory=dict, description="HRS-style signals of the text (white-box only)."
+    )
+    seconds: float = 0.0
+    usage: Usage | None = None
+
+
+class Evaluator(StrEnum):
+    SRA = "sra"
+    HRA = "hra"
+
+
+class Assessment(Record):
+    """One evaluator's verdict on one draft.
+
+    ``score`` is what the decision uses. For SRA it is the larger of the judge's score and the
+    rule floor; for HRA it combines the judge with the signals and claim flags (see
+    :func:`medgate.careguard.scoring.hra_score`). A judge that failed makes it 5.
+    """
+
+    evaluator: Evaluator
+    score: int = Field(ge=1, le=5)
+    judge_score: int | None = Field(
+        default=None, ge=1, le=5, description="The model judge's own score; None if it failed."
+    )
+    justification: str = ""
+    rule_findings: list[str] = Field(
+        default_factory=list, description="Deterministic findings that raised the score."
+    )
+    components: dict[str, float] = Field(
+        default_factory=dict, description="Inputs of the combined score, for audit."
+    )
+    error: str | None = Field(default=None, description="Why the judge failed, if it did.")
+    ran: bool = Field(default=True, description="False when the evaluator is switched off.")
+    seconds: float = 0.0
+    usage: Usage | None = None
+
+
+class Round(Record):
+    """One generate-and-evaluate round."""
+
+    iteration: int
+    draft: Draft
+    sra: Assessment
+    hra: Assessment
+    claims: dict[str, object] = Field(
+        default_factory=dict, description="Summary of the claims layer's check of the draft."
+    )
+    passed: bool
+
+
+class Outcome(StrEnum):
+    NEEDS_CONTEXT = "needs_context"
+    EMERGENCY = "emergency_guidance"
+    CRISIS = "crisis_guidance"
+    RELEASED = "released"
+    REFINED = "refined"
+    EXHAUSTED = "blocked_after_refinement"
+    ERROR = "blocked_on_error"
+
+
+class CareGuardReport(Record):
+    """Everything behind a CareGuard verdict, kept under ``trace.stages['careguard']``."""
+
+    outcome: Outcome
+    triage: Triage | None = Field(default=None, description="None when the controller is off.")
+    rounds: list[Round] = Field(default_factory=list)
+    controller: str | None = None
+    generator: str
+    sra_model: str | None = None
+    hra_model: str | None = None
+
+    @property
+    def iterations(self) -> int:
+        """Refinement rounds after the first draft."""
+        return max(0, len(self.rounds) - 1)

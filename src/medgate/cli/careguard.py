@@ -1,0 +1,133 @@
+"""``medgate care``: CareGuard on one patient question, with screening when context is missing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+
+from medgate.errors import InputError
+from medgate.records import Case, Status, Verdict
+
+#: --answers larger than this is refused.
+MAX_ANSWERS_CHARS = 8_000
+
+
+def parse_answers(text: str | None) -> dict[str, str]:
+    """``--answers`` as a dict of field -> answer; anything else is a clear error."""
+    if text is None:
+        return {}
+    if len(text) > MAX_ANSWERS_CHARS:
+        raise InputError(f"--answers is longer than {MAX_ANSWERS_CHARS} characters")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--answers is not valid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise InputError('--answers must be a JSON object, e.g. {"pregnancy_stage": "unsure"}')
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise InputError(f"--answers: the answer for {key!r} must be a string")
+        if not str(value).strip():
+            raise InputError(f"--answers: the answer for {key!r} is empty")
+        out[str(key)] = str(value).strip()
+    return out
+
+
+def make_care_case(question: str, patient: dict[str, str]) -> Case:
+    try:
+        return Case(question=question, patient=patient)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(str(first["msg"]).removeprefix("Value error, ")) from None
+
+
+def care_json(verdict: Verdict) -> dict[str, Any]:
+    from medgate.careguard import screening_payload
+    from medgate.cli.core import verdict_json
+
+    out = verdict_json(verdict)
+    out["questions"] = screening_payload(verdict)
+    return out
+
+
+def ask_screening(verdict: Verdict) -> dict[str, str]:
+    """Ask the screening questions on the terminal; returns field -> option key."""
+    from medgate.careguard import ScreeningQuestion, screening_payload
+
+    answers: dict[str, str] = {}
+    typer.echo("Before answering, a few questions:")
+    for raw in screening_payload(verdict):
+        question = ScreeningQuestion.model_validate(raw)
+        typer.echo(f"\n{question.text}")
+        for i, option in enumerate(question.options, 1):
+            typer.echo(f"  {i}. {option.label}")
+        while True:
+            reply = typer.prompt("Your answer (number)")
+            key = question.resolve(reply)
+            if key is not None:
+                answers[question.field.value] = key
+                break
+            typer.echo(f"Please answer with a number from 1 to {len(question.options)}.")
+    return answers
+
+
+def print_care(verdict: Verdict) -> None:
+    from medgate.cli.core import print_verdict
+
+    print_verdict(verdict)
+    stage = verdict.trace.stages.get("careguard") or {}
+    triage = stage.get("triage")
+    if triage:
+        typer.echo(f"category: {', '.join(triage['categories'])}")
+    for rnd in stage.get("rounds") or []:
+        typer.echo(
+            f"round {rnd['iteration']}: SRA {rnd['sra']['score']}  HRA {rnd['hra']['score']}"
+            f"  {'pass' if rnd['passed'] else 'fail'}"
+        )
+
+
+def interactive(as_json: bool) -> bool:
+    """Screening questions are asked on the terminal only when a person is there to answer."""
+    return not as_json and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def care(
+    question: Annotated[str, typer.Argument(help="The patient's question, as asked.")],
+    answers: Annotated[
+        str | None,
+        typer.Option(
+            "--answers",
+            help='Screening answers as JSON, e.g. \'{"pregnancy_stage": "second_trimester"}\'.',
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model spec for every role.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Answer a patient's question through CareGuard: screen, answer, check, refine or block."""
+    from medgate.careguard import build_careguard
+    from medgate.cli.core import config_with
+    from medgate.pipeline import ModelPool
+
+    patient = parse_answers(answers)
+    case = make_care_case(question, patient)
+    config = config_with(model)
+    gate = build_careguard(config, ModelPool(config))
+    verdict = gate.check(case)
+    while interactive(as_json) and verdict.status is Status.NEEDS_CONTEXT:
+        patient = {**patient, **ask_screening(verdict)}
+        verdict = gate.check(make_care_case(question, patient))
+    if as_json:
+        typer.echo(json.dumps(care_json(verdict), indent=2))
+    else:
+        print_care(verdict)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("care")(care)
