@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from medgate.cli import claims, core
+from medgate.cli import claims, core, eval
 from medgate.errors import MedgateError
 
 app = typer.Typer(
@@ -21,7 +21,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (core, claims):
+for module in (core, claims, eval):
     module.register(app)
 
 
