@@ -67,6 +67,10 @@ def register(app: typer.Typer) -> None:
         model: ModelOpt = None,
         out: OutOpt = DEFAULT_OUT,
         write: Annotated[bool, typer.Option(help="Write JSON/Markdown into --out.")] = False,
+        fit_centroid: Annotated[
+            bool,
+            typer.Option(help="First fit the rarity centroid on the training split's questions."),
+        ] = False,
     ) -> None:
         """Record (or reuse) trajectories and print the Table 2 metrics for one setting."""
         from medgate.eval.experiments import hrs_run, record
@@ -75,6 +79,14 @@ def register(app: typer.Typer) -> None:
 
         t0 = time.perf_counter()
         config = _config(model, max_iterations, tau_e=tau_e, tau_p=tau_p, seed=seed)
+        if fit_centroid:
+            from medgate.eval.data import dataset_split
+            from medgate.eval.runner import call_cache, fit_training_centroid
+
+            train = dataset_split(dataset, config.data_dir).train
+            model_ = cached_model(config.model, config, call_cache(config))
+            _, path = fit_training_centroid(config, dataset, train, model_)
+            typer.echo(f"rarity centroid: {path}")
         rec = record(config, dataset, split, limit, orchestrator, _rounds(rounds))
         result = hrs_run(rec, config, cached_model(config.model, config, rec.cache))
         result["run"]["wall_seconds"] = time.perf_counter() - t0

@@ -75,8 +75,8 @@ def run_calibration(
     )
     train_rec = record(base_cfg, dataset, "train", train_limit, "retrieval", "ungated", cache=cache)
     train = scored(train_rec.records)
-    # 3. Test baselines already recorded by `medgate eval` (recorded now if missing).
-    test_rec = record(config, dataset, "test", test_limit, "retrieval", "ungated", cache=cache)
+    # 3. Test baselines (the calls are those `medgate eval` made, so they come from the cache).
+    test_rec = record(base_cfg, dataset, "test", test_limit, "retrieval", "ungated", cache=cache)
     test = scored(test_rec.records)
     rows: list[dict[str, Any]] = []
     for a in sorted({*alphas, alpha}):

@@ -76,6 +76,8 @@ def print_hrs(result: dict[str, Any]) -> None:
         f"escalation {pct(o['escalation_rate'])}, auto-answer {pct(o['auto_answer_accuracy'])}, "
         f"degradation {pct(o['degradation_rate'])}"
     )
+    if p["rarity_centroid"] is None:
+        typer.echo("  (rarity not computed: no training centroid yet; use --fit-centroid)")
     s = result["selective"]
     au = ", ".join(f"{k} {fmt(v, 2)}" for k, v in s["auroc"].items())
     typer.echo(f"AUROC for a wrong baseline: {au}")
