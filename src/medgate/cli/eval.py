@@ -240,7 +240,7 @@ def register(app: typer.Typer) -> None:
         from medgate.eval.experiments import classifiers, record
         from medgate.eval.replay import outcomes
         from medgate.eval.report import write_outputs
-        from medgate.eval.tables import classifiers_markdown
+        from medgate.eval.tables import classifiers_markdown, escalated_markdown
 
         config = _common(model, max_iterations)
         results = []
@@ -255,7 +255,10 @@ def register(app: typer.Typer) -> None:
         write_outputs(
             out, f"table7_{name}", {"datasets": results}, classifiers_markdown(results, cmd)
         )
-        typer.echo(f"wrote table7_{name} in {out}")
+        write_outputs(
+            out, f"table8_{name}", {"datasets": results}, escalated_markdown(results, cmd)
+        )
+        typer.echo(f"wrote table7_{name} and table8_{name} in {out}")
 
     @ev.command("report")
     def report_cmd(

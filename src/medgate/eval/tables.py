@@ -459,3 +459,22 @@ def calibration_markdown(res: dict[str, Any], command: str) -> str:
             ),
         ]
     )
+
+
+def escalated_markdown(results: list[dict[str, Any]], command: str) -> str:
+    names = [r["dataset"] for r in results]
+    rows = []
+    for i, clf in enumerate(r["classifier"] for r in results[0]["rows"]):
+        rows.append([clf, *[pct(res["rows"][i]["escalated_accuracy"]) for res in results]])
+    rows.append(["average", *[pct(res["average_escalated_accuracy"]) for res in results]])
+    counts = ", ".join(f"{r['dataset']}: {r['n_escalated']} escalated" for r in results)
+    return "\n".join(
+        [
+            "### Classifier accuracy on the escalated test items",
+            "",
+            f"Command: `{command}`. Escalated at 0.95/0.30 (label-free revert) among the recorded "
+            f"test items ({counts}); classifiers as in Table 7.",
+            "",
+            md_table(["classifier", *names], rows),
+        ]
+    )
