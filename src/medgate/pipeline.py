@@ -14,6 +14,7 @@ from medgate.backends.registry import create_model
 from medgate.careguard.build import build_careguard, build_full
 from medgate.config import KnowledgeSource, MedgateConfig
 from medgate.errors import ConfigError
+from medgate.eval.calibrate import apply_artifact, calibration_path, load_artifact
 from medgate.events import Gate
 from medgate.hrs.gate import HRSGate
 from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
@@ -63,10 +64,15 @@ def build_orchestrator(config: MedgateConfig, pool: ModelPool) -> Orchestrator:
 def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSGate:
     pool = pool or ModelPool(config)
     answerer = pool.white_box(config.model)
+    hrs = config.hrs
+    # Thresholds fitted by `medgate calibrate` for this model, where not set explicitly.
+    fitted = load_artifact(calibration_path(config, answerer.fingerprint), answerer.fingerprint)
+    if fitted is not None:
+        hrs = apply_artifact(hrs, fitted)
     centroid: RarityCentroid | None = None
-    if "rarity" in config.hrs.signals:
+    if "rarity" in hrs.signals:
         centroid = load_centroid(rarity_artifact_path(config, answerer), answerer)
-    return HRSGate(answerer, build_orchestrator(config, pool), config.hrs, centroid)
+    return HRSGate(answerer, build_orchestrator(config, pool), hrs, centroid)
 
 
 GateBuilder = Callable[[MedgateConfig, ModelPool], Gate]

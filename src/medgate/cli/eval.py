@@ -1,0 +1,345 @@
+"""Evaluation commands: ``medgate eval ...`` (the HRS paper's experiments) and ``calibrate``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from medgate.cli.core import ModelOpt, config_with
+
+DatasetOpt = Annotated[
+    str,
+    typer.Option(
+        "--dataset", "-d", help="pubmedqa-l, pubmedqa-a, bioasq, or jsonl:PATH[::yes,no]."
+    ),
+]
+SplitOpt = Annotated[str, typer.Option(help="train or test (stratified, seeded 80/20 split).")]
+LimitOpt = Annotated[int | None, typer.Option(help="Only the first N items of the split.")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Report folder for JSON, Markdown, PNG.")]
+OrchOpt = Annotated[
+    str, typer.Option(help="retrieval (BM25 over training contexts), model, or model:SPEC.")
+]
+KOpt = Annotated[
+    int, typer.Option("--max-iterations", "-k", help="K, knowledge rounds recorded per item.")
+]
+RoundsOpt = Annotated[
+    str,
+    typer.Option(
+        help="ungated: rounds only for items failing the baseline gate (enough for any "
+        "tau/rule/revert/K sweep); all: rounds for every item (needed to sweep the gate)."
+    ),
+]
+DEFAULT_OUT = Path("docs/results")
+DatasetsOpt = Annotated[
+    list[str], typer.Option("--dataset", "-d", help="Dataset(s); repeat for several.")
+]
+SeedsOpt = Annotated[list[int], typer.Option("--seed", help="Sampling seeds; repeat.")]
+
+
+def _config(model: str | None, k: int | None = None, **hrs: Any) -> Any:
+    return config_with(model, max_iterations=k, **hrs)
+
+
+def _rounds(value: str) -> Any:
+    if value not in ("ungated", "all"):
+        raise typer.BadParameter("use ungated or all")
+    return value
+
+
+def register(app: typer.Typer) -> None:
+    ev = typer.Typer(help="Evaluate the HRS gate on labelled datasets (the paper's tables).")
+    app.add_typer(ev, name="eval")
+
+    @ev.command("hrs")
+    def hrs(
+        dataset: DatasetOpt = "pubmedqa-l",
+        split: SplitOpt = "test",
+        limit: LimitOpt = None,
+        orchestrator: OrchOpt = "retrieval",
+        max_iterations: KOpt = 2,
+        rounds: RoundsOpt = "ungated",
+        tau_e: Annotated[float | None, typer.Option(help="Entropy threshold.")] = None,
+        tau_p: Annotated[float | None, typer.Option(help="Perplexity threshold.")] = None,
+        seed: Annotated[int | None, typer.Option(help="Seed of the ambiguity samples.")] = None,
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+        write: Annotated[bool, typer.Option(help="Write JSON/Markdown into --out.")] = False,
+        fit_centroid: Annotated[
+            bool,
+            typer.Option(help="First fit the rarity centroid on the training split's questions."),
+        ] = False,
+    ) -> None:
+        """Record (or reuse) trajectories and print the Table 2 metrics for one setting."""
+        from medgate.eval.experiments import hrs_run, record
+        from medgate.eval.runner import cached_model
+        from medgate.eval.tables import hrs_markdown, print_hrs
+
+        t0 = time.perf_counter()
+        config = _config(model, max_iterations, tau_e=tau_e, tau_p=tau_p, seed=seed)
+        if fit_centroid:
+            from medgate.eval.data import dataset_split
+            from medgate.eval.runner import call_cache, fit_training_centroid
+
+            train = dataset_split(dataset, config.data_dir).train
+            model_ = cached_model(config.model, config, call_cache(config))
+            _, path = fit_training_centroid(config, dataset, train, model_)
+            typer.echo(f"rarity centroid: {path}")
+        rec = record(config, dataset, split, limit, orchestrator, _rounds(rounds))
+        result = hrs_run(rec, config, cached_model(config.model, config, rec.cache))
+        result["run"]["wall_seconds"] = time.perf_counter() - t0
+        print_hrs(result)
+        if write:
+            from medgate.eval.report import write_outputs
+
+            name = f"eval_hrs_{dataset}_{split}" + (f"_n{limit}" if limit else "")
+            for p in write_outputs(out, name, result, hrs_markdown(result, _command())):
+                typer.echo(f"wrote {p}")
+
+    def _common(model: str | None, k: int) -> Any:
+        return _config(model, k)
+
+    @ev.command("thresholds")
+    def thresholds_cmd(
+        dataset: DatasetsOpt = ["pubmedqa-l"],  # noqa: B006
+        limit: LimitOpt = None,
+        orchestrator: OrchOpt = "retrieval",
+        max_iterations: KOpt = 2,
+        rounds: RoundsOpt = "ungated",
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Table 2: the paper's three settings and a finer grid, replayed from one recording,
+        plus AUROC, risk-coverage and accuracy at coverage."""
+        from medgate.eval import plots
+        from medgate.eval.experiments import record, thresholds
+        from medgate.eval.report import write_outputs
+        from medgate.eval.tables import selective_markdown, thresholds_markdown
+
+        config = _common(model, max_iterations)
+        for ds in dataset:
+            rec = record(config, ds, "test", limit, orchestrator, _rounds(rounds))
+            res = thresholds(rec, config, _model(config, rec))
+            cmd = _command()
+            write_outputs(
+                out,
+                f"table2_{ds}",
+                res,
+                thresholds_markdown(res, cmd),
+                {"tradeoff": plots.tradeoff(res)},
+            )
+            write_outputs(
+                out,
+                f"selective_{ds}",
+                {"provenance": res["provenance"], "selective": res["selective"]},
+                selective_markdown(res, cmd),
+                {"risk_coverage": plots.risk_coverage_plot(res)},
+            )
+            typer.echo(f"{ds}: wrote table2_{ds} and selective_{ds} in {out}")
+
+    @ev.command("signals")
+    def signals_cmd(
+        dataset: DatasetsOpt = ["pubmedqa-l"],  # noqa: B006
+        limit: LimitOpt = None,
+        orchestrator: OrchOpt = "retrieval",
+        max_iterations: KOpt = 2,
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Table 4: Mann-Whitney U per signal, escalated vs. not, with effect sizes."""
+        from medgate.eval.experiments import mann_whitney, record
+        from medgate.eval.report import write_outputs
+        from medgate.eval.tables import mwu_markdown
+
+        config = _common(model, max_iterations)
+        results = []
+        for ds in dataset:
+            rec = record(config, ds, "test", limit, orchestrator, "ungated")
+            results.append(mann_whitney(rec, config, _model(config, rec)))
+        name = "table4_" + "_".join(dataset)
+        write_outputs(out, name, {"datasets": results}, mwu_markdown(results, _command()))
+        typer.echo(f"wrote {name} in {out}")
+
+    @ev.command("orchestrators")
+    def orchestrators_cmd(
+        dataset: DatasetOpt = "pubmedqa-l",
+        limit: LimitOpt = None,
+        use: Annotated[
+            list[str], typer.Option("--use", help="Orchestrators: retrieval, model, model:SPEC.")
+        ] = ["retrieval", "model"],  # noqa: B006
+        max_iterations: KOpt = 2,
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Table 3: the same items under each orchestrator, with tokens, cost and latency."""
+        from medgate.eval.experiments import orchestrators
+        from medgate.eval.report import write_outputs
+        from medgate.eval.tables import orchestrators_markdown
+
+        config = _common(model, max_iterations)
+        res = orchestrators(config, dataset, limit, use, "ungated")
+        write_outputs(out, f"table3_{dataset}", res, orchestrators_markdown(res, _command()))
+        typer.echo(f"wrote table3_{dataset} in {out}")
+
+    @ev.command("seeds")
+    def seeds_cmd(
+        dataset: DatasetOpt = "pubmedqa-l",
+        limit: LimitOpt = None,
+        seed: SeedsOpt = [30, 42, 100, 126, 999],  # noqa: B006
+        orchestrator: OrchOpt = "retrieval",
+        max_iterations: KOpt = 2,
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Table 5: one recording per sampling seed, mean and standard deviation."""
+        from medgate.eval.experiments import seeds
+        from medgate.eval.report import write_outputs
+        from medgate.eval.tables import seeds_markdown
+
+        config = _common(model, max_iterations)
+        res = seeds(config, dataset, limit, seed, orchestrator, "ungated")
+        write_outputs(out, f"table5_{dataset}", res, seeds_markdown(res, _command()))
+        typer.echo(f"wrote table5_{dataset} in {out}")
+
+    @ev.command("loso")
+    def loso_cmd(
+        dataset: DatasetOpt = "pubmedqa-l",
+        limit: LimitOpt = None,
+        seed: SeedsOpt = [42],  # noqa: B006
+        orchestrator: OrchOpt = "retrieval",
+        max_iterations: KOpt = 2,
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Table 6: leave one signal out."""
+        from medgate.eval.experiments import loso
+        from medgate.eval.report import write_outputs
+        from medgate.eval.tables import loso_markdown
+
+        config = _common(model, max_iterations)
+        res = loso(config, dataset, limit, seed, orchestrator, "ungated")
+        write_outputs(out, f"table6_{dataset}", res, loso_markdown(res, _command()))
+        typer.echo(f"wrote table6_{dataset} in {out}")
+
+    @ev.command("classifiers")
+    def classifiers_cmd(
+        dataset: DatasetsOpt = ["pubmedqa-l"],  # noqa: B006
+        limit: Annotated[
+            int | None, typer.Option(help="Test items whose recording gives the escalated set.")
+        ] = None,
+        train_limit: Annotated[
+            int | None, typer.Option(help="Use the first N training items.")
+        ] = None,
+        max_iterations: KOpt = 2,
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Tables 7 and 8: six classifiers on the answering model's question embeddings."""
+        from medgate.eval.experiments import classifiers, record
+        from medgate.eval.replay import outcomes
+        from medgate.eval.report import write_outputs
+        from medgate.eval.tables import classifiers_markdown, escalated_markdown
+
+        config = _common(model, max_iterations)
+        results = []
+        for ds in dataset:
+            escalated: set[str] | None = None
+            if limit:
+                rec = record(config, ds, "test", limit, "retrieval", "ungated")
+                escalated = {o.item_id for o in outcomes(rec.records, config.hrs) if o.escalated}
+            results.append(classifiers(config, ds, escalated, train_limit))
+        cmd = _command()
+        name = "_".join(dataset)
+        write_outputs(
+            out, f"table7_{name}", {"datasets": results}, classifiers_markdown(results, cmd)
+        )
+        write_outputs(
+            out, f"table8_{name}", {"datasets": results}, escalated_markdown(results, cmd)
+        )
+        typer.echo(f"wrote table7_{name} and table8_{name} in {out}")
+
+    @ev.command("report")
+    def report_cmd(
+        results: Annotated[Path, typer.Option(help="Folder of committed results.")] = DEFAULT_OUT,
+        out: Annotated[Path | None, typer.Option(help="Report file.")] = None,
+    ) -> None:
+        """Assemble one Markdown report (with the plots) from the committed results."""
+        from medgate.eval.report import assemble
+
+        if not results.is_dir():
+            raise typer.BadParameter(f"{results} is not a folder")
+        path = assemble(results, out or results / "hrs_report.md")
+        typer.echo(f"wrote {path}")
+
+    @app.command("calibrate")
+    def calibrate_cmd(
+        dataset: DatasetOpt = "pubmedqa-l",
+        alpha: Annotated[float, typer.Option(help="Target error among released answers.")] = 0.3,
+        delta: Annotated[float, typer.Option(help="1 - confidence of the guarantee.")] = 0.1,
+        train_limit: Annotated[
+            int, typer.Option(help="Training items whose baseline is recorded for calibration.")
+        ] = 100,
+        test_limit: Annotated[
+            int | None, typer.Option(help="Test items used to report the achieved error.")
+        ] = None,
+        method: Annotated[
+            str, typer.Option(help="conformal or grid: which choice to save.")
+        ] = "conformal",
+        alphas: Annotated[
+            list[float], typer.Option("--report-alpha", help="Alphas for the test report.")
+        ] = [0.1, 0.2, 0.3, 0.4],  # noqa: B006
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+        write: Annotated[bool, typer.Option(help="Write the report files into --out.")] = True,
+    ) -> None:
+        """Fit the rarity centroid and the gate thresholds on the training split, save them
+        where `medgate ask` finds them, and report the achieved test error against alpha."""
+        from medgate.eval.calibration_run import run_calibration
+
+        if method not in ("conformal", "grid"):
+            raise typer.BadParameter("use conformal or grid")
+        config = _config(model, None)
+        res = run_calibration(
+            config, dataset, alpha, delta, train_limit, test_limit, method, alphas
+        )
+        typer.echo(f"wrote {res['artifact_path']}")
+        typer.echo(f"wrote {res['rarity_artifact']}")
+        c = res["saved"]
+        typer.echo(
+            f"{method}: gate_e={c['gate_e']:.3f} gate_p={c['gate_p']:.3f}; training: "
+            f"{c['released']}/{c['n']} released, error {c['error_rate']}"
+        )
+        for row in res["alphas"]:
+            t = row["conformal"]["test"]
+            typer.echo(
+                f"  alpha {row['alpha']:.2f}: conformal test error {t['error_rate']} "
+                f"({t['released']}/{t['n']} released)"
+            )
+        if write:
+            from medgate.eval import plots
+            from medgate.eval.report import write_outputs
+            from medgate.eval.tables import calibration_markdown
+
+            write_outputs(
+                out,
+                f"calibration_{dataset}",
+                res,
+                calibration_markdown(res, _command()),
+                {"alpha": plots.calibration_plot(res)},
+            )
+
+
+def _model(config: Any, rec: Any) -> Any:
+    from medgate.eval.runner import cached_model
+
+    return cached_model(config.model, config, rec.cache)
+
+
+def _command() -> str:
+    import shlex
+    import sys
+
+    args = [a for a in sys.argv[1:]]
+    return "medgate " + " ".join(shlex.quote(a) for a in args)

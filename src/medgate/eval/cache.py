@@ -1,0 +1,202 @@
+"""A persistent cache of model calls, so re-running an experiment reuses work.
+
+A call is keyed by the model's weight fingerprint, the exact messages (or text) and every decoding
+parameter, so a hit is the same computation. The embedded model decodes greedily or with a fixed
+seed, which makes a cached reply identical to a fresh one. The wrapped model is created only on
+the first miss: a fully cached run never loads the weights.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from medgate.backends.base import (
+    ChatMessage,
+    ChatReply,
+    Completion,
+    DecodeParams,
+    LanguageModel,
+    WhiteBoxModel,
+)
+from medgate.errors import ConfigError
+
+
+@dataclass
+class CallStats:
+    """Counters since the last :meth:`CallCache.reset_stats`."""
+
+    hits: int = 0
+    misses: int = 0
+    fresh_seconds: float = 0.0
+    replayed_seconds: float = 0.0
+    """What the cached calls took when they were first made."""
+
+
+class CallCache:
+    """SQLite store of call results: ``key -> (json value, seconds it originally took)``."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, kind TEXT, value TEXT, "
+            "seconds REAL)"
+        )
+        self._db.commit()
+        self.stats = CallStats()
+
+    def reset_stats(self) -> CallStats:
+        old, self.stats = self.stats, CallStats()
+        return old
+
+    def get(self, key: str) -> tuple[str, float] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value, seconds FROM calls WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), float(row[1])
+
+    def put(self, key: str, kind: str, value: str, seconds: float) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?)", (key, kind, value, seconds)
+            )
+            self._db.commit()
+
+    def size(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def call_key(fingerprint: str, kind: str, payload: Mapping[str, Any]) -> str:
+    text = json.dumps({"model": fingerprint, "kind": kind, **payload}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CachedModel:
+    """A :class:`WhiteBoxModel` (and :class:`LanguageModel`) answering from a :class:`CallCache`.
+
+    ``factory`` builds the real model on the first miss. ``fingerprint`` must identify the
+    weights without loading them (for the embedded models it is their published sha256).
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[], LanguageModel],
+        name: str,
+        fingerprint: str,
+        cache: CallCache,
+    ) -> None:
+        self._factory = factory
+        self._model: LanguageModel | None = None
+        self._name = name
+        self._fingerprint = fingerprint
+        self.cache = cache
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _real(self) -> LanguageModel:
+        if self._model is None:
+            self._model = self._factory()
+            real_fp = getattr(self._model, "fingerprint", None)
+            if real_fp is not None and real_fp != self._fingerprint:
+                raise ConfigError(
+                    f"model fingerprint {real_fp[:16]}... differs from the cache key "
+                    f"{self._fingerprint[:16]}...; refusing to mix cached calls"
+                )
+        return self._model
+
+    def _white(self) -> WhiteBoxModel:
+        model = self._real()
+        if not isinstance(model, WhiteBoxModel):
+            raise ConfigError(f"{self._name} is not a white-box model")
+        return model
+
+    def _cached(self, kind: str, payload: Mapping[str, Any], run: Callable[[], str]) -> str:
+        key = call_key(self._fingerprint, kind, payload)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.cache.stats.hits += 1
+            self.cache.stats.replayed_seconds += hit[1]
+            return hit[0]
+        t0 = time.perf_counter()
+        value = run()
+        seconds = time.perf_counter() - t0
+        self.cache.stats.misses += 1
+        self.cache.stats.fresh_seconds += seconds
+        self.cache.put(key, kind, value, seconds)
+        return value
+
+    def complete(self, messages: Sequence[ChatMessage], params: DecodeParams) -> Completion:
+        payload = {
+            "messages": [m.model_dump() for m in messages],
+            "params": params.model_dump(mode="json"),
+        }
+        text = self._cached(
+            "complete", payload, lambda: self._white().complete(messages, params).model_dump_json()
+        )
+        return Completion.model_validate_json(text)
+
+    def embed(self, text: str) -> list[float]:
+        value = self._cached("embed", {"text": text}, lambda: json.dumps(self._white().embed(text)))
+        out: list[float] = json.loads(value)
+        return out
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        role: str = "agent",
+    ) -> ChatReply:
+        payload = {
+            "messages": [m.model_dump() for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "json_schema": dict(json_schema) if json_schema is not None else None,
+            "role": role,
+        }
+
+        def run() -> str:
+            reply = self._real().chat(
+                messages,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                json_schema=json_schema,
+                role=role,
+            )
+            return reply.model_dump_json()
+
+        return ChatReply.model_validate_json(self._cached("chat", payload, run))

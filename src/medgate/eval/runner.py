@@ -1,0 +1,342 @@
+"""Recording full HRS trajectories over a dataset split, resumably, through the call cache.
+
+Each item's trajectory is recorded once: the baseline, then (when the item needs rounds) knowledge
+rounds until K or until the orchestrator abstains or stalls. Every threshold setting is then a pure
+replay (:mod:`medgate.eval.replay`). With ``rounds="ungated"`` the rounds are recorded only for
+items whose baseline fails the recording gate (``gate_e``/``gate_p``): every setting that keeps that
+gate, i.e. every tau/rule/revert/K sweep, needs nothing more, and the replay refuses settings
+that would need rounds it does not have.
+
+A recording file is keyed by everything that changes model calls or stored signals: model
+fingerprint, orchestrator and its corpus, the call-affecting HRS settings, the rarity centroid and
+the rounds policy. Lines are appended per item, so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from medgate.backends.embedded import EMBEDDED_MODELS
+from medgate.backends.registry import create_model, split_spec
+from medgate.config import HRSConfig, MedgateConfig
+from medgate.errors import ConfigError
+from medgate.eval.cache import CachedModel, CallCache
+from medgate.eval.data import EvalItem, Split, items_digest, training_corpus
+from medgate.eval.progress import Progress
+from medgate.hrs.decision import Trajectory
+from medgate.hrs.decision import passes_gate as gate_passes
+from medgate.hrs.gate import HRSGate
+from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
+from medgate.hrs.rarity import RarityCentroid, fit_centroid, load_centroid, save_centroid
+from medgate.hrs.retrieval import BM25Index
+from medgate.records import Record
+
+Rounds = Literal["all", "ungated"]
+
+#: HRS settings that change which model calls are made (thresholds do not).
+CALL_FIELDS = (
+    "max_iterations",
+    "l_max",
+    "min_reasoning_tokens",
+    "samples",
+    "sample_temperature",
+    "seed",
+    "facts_per_iteration",
+    "signals",
+)
+
+
+class RunSpec(Record):
+    """Everything that determines a recording's model calls and stored values."""
+
+    dataset: str
+    split: str
+    split_seed: int
+    model: str
+    model_fingerprint: str
+    orchestrator: str
+    orchestrator_fingerprint: str
+    hrs: dict[str, object]
+    centroid: str | None = Field(description="Digest of the rarity centroid, if one was used.")
+    rounds: Rounds
+    recording_gate: tuple[float, float] | None = Field(
+        default=None, description="gate_e, gate_p when rounds were recorded only past the gate."
+    )
+
+    def key(self) -> str:
+        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+class RecordedItem(Record):
+    item_id: str
+    gold: str
+    trajectory: Trajectory
+    rounds_recorded: bool = Field(
+        description="False when the baseline passed the recording gate and no rounds were run."
+    )
+    wall_seconds: float
+    model_seconds: float = Field(
+        description="Wall time as if uncached: fresh calls plus the original time of cached ones."
+    )
+    cache_hits: int = 0
+    cache_misses: int = 0
+    recorded_at: str = ""
+
+
+def model_fingerprint(spec: str, config: MedgateConfig) -> str:
+    """The weights' identity without loading them where possible (embedded models)."""
+    backend, target = split_spec(spec)
+    name = target.removeprefix("embedded:")
+    if backend == "embedded" and name in EMBEDDED_MODELS:
+        return EMBEDDED_MODELS[name].sha256
+    if backend in ("openai", "fake"):
+        return spec  # a hosted model has no weights to hash; the name is its identity
+    model = create_model(spec, config)
+    fp = getattr(model, "fingerprint", None)
+    return str(fp) if fp else spec
+
+
+def cached_model(spec: str, config: MedgateConfig, cache: CallCache) -> CachedModel:
+    return CachedModel(
+        lambda: create_model(spec, config), spec, model_fingerprint(spec, config), cache
+    )
+
+
+def call_cache(config: MedgateConfig) -> CallCache:
+    return CallCache(config.cache_dir / "eval" / "calls.sqlite")
+
+
+@dataclass
+class Runtime:
+    """A gate assembled for recording, with the spec that names its recording."""
+
+    gate: HRSGate
+    baseline_gate: HRSGate
+    spec: RunSpec
+    cache: CallCache
+
+
+def store_dir(config: MedgateConfig) -> Path:
+    return config.cache_dir / "eval"
+
+
+def corpus_index(train: Sequence[EvalItem]) -> tuple[BM25Index, str]:
+    """BM25 over the training split's contexts (never test items, never conclusions)."""
+    docs = training_corpus(train)
+    return BM25Index(docs), f"train-contexts-{items_digest(train)}"
+
+
+def centroid_path(config: MedgateConfig, dataset: str, fingerprint: str, train_digest: str) -> Path:
+    return store_dir(config) / "centroids" / f"{dataset}-{fingerprint[:12]}-{train_digest}.json"
+
+
+def fit_training_centroid(
+    config: MedgateConfig,
+    dataset: str,
+    train: Sequence[EvalItem],
+    model: CachedModel,
+    limit: int | None = None,
+) -> tuple[RarityCentroid, Path]:
+    """Mean question embedding of the training split (embeddings come through the call cache)."""
+    items = list(train)[:limit] if limit else list(train)
+    path = centroid_path(config, dataset, model.fingerprint, items_digest(items))
+    existing = load_centroid(path, model)
+    if existing is not None:
+        return existing, path
+    bar = Progress(len(items), f"embedding {dataset} training questions")
+    centroid = fit_centroid(
+        model,
+        (i.question for i in items),
+        source=f"{dataset} train split ({len(items)} questions, ids {items_digest(items)})",
+        progress=lambda _: bar.update(),
+    )
+    save_centroid(centroid, path)
+    return centroid, path
+
+
+def existing_centroid(
+    config: MedgateConfig, dataset: str, train: Sequence[EvalItem], model: CachedModel
+) -> RarityCentroid | None:
+    return load_centroid(
+        centroid_path(config, dataset, model.fingerprint, items_digest(train)), model
+    )
+
+
+def centroid_digest(c: RarityCentroid | None) -> str | None:
+    if c is None:
+        return None
+    return hashlib.sha256(json.dumps(c.centroid).encode()).hexdigest()[:12]
+
+
+def build_runtime(
+    config: MedgateConfig,
+    dataset: str,
+    split: Split,
+    split_name: str,
+    orchestrator: str = "retrieval",
+    centroid: RarityCentroid | None = None,
+    rounds: Rounds = "ungated",
+    cache: CallCache | None = None,
+) -> Runtime:
+    """The gate to record with: cached answerer, orchestrator, and the run's spec.
+
+    ``orchestrator`` is ``retrieval`` (BM25 over training contexts) or ``model`` (the configured
+    orchestrator model's own knowledge) or ``model:SPEC``.
+    """
+    cache = cache or call_cache(config)
+    answerer = cached_model(config.model, config, cache)
+    orch: Orchestrator
+    if orchestrator == "retrieval":
+        index, corpus_name = corpus_index(split.train)
+        orch = RetrievalOrchestrator(index, config.hrs.facts_per_iteration)
+        orch_name, orch_fp = f"retrieval:bm25:{corpus_name}", corpus_name
+    elif orchestrator == "model" or orchestrator.startswith("model:"):
+        spec = orchestrator.removeprefix("model:") if ":" in orchestrator else None
+        spec = spec or config.orchestrator_model or config.model
+        orch_model = answerer if spec == config.model else cached_model(spec, config, cache)
+        orch = ModelOrchestrator(orch_model, config.hrs.facts_per_iteration)
+        orch_name, orch_fp = f"model:{spec}", orch_model.fingerprint
+    else:
+        raise ConfigError(
+            f"unknown orchestrator {orchestrator!r}: use retrieval, model or model:SPEC"
+        )
+    hrs = config.hrs
+    spec_ = RunSpec(
+        dataset=dataset,
+        split=split_name,
+        split_seed=split.seed,
+        model=config.model,
+        model_fingerprint=answerer.fingerprint,
+        orchestrator=orch_name,
+        orchestrator_fingerprint=orch_fp,
+        hrs={f: getattr(hrs, f) for f in CALL_FIELDS},
+        centroid=centroid_digest(centroid),
+        rounds=rounds,
+        recording_gate=(hrs.gate_e, hrs.gate_p) if rounds == "ungated" else None,
+    )
+    base_cfg = hrs.model_copy(update={"max_iterations": 0})
+    return Runtime(
+        gate=HRSGate(answerer, orch, hrs, centroid),
+        baseline_gate=HRSGate(answerer, orch, base_cfg, centroid),
+        spec=spec_,
+        cache=cache,
+    )
+
+
+class TrajectoryStore:
+    """One JSONL file of :class:`RecordedItem` per :class:`RunSpec`, plus its manifest."""
+
+    def __init__(self, root: Path, spec: RunSpec) -> None:
+        self.spec = spec
+        stem = f"{spec.dataset}-{spec.split}-{spec.key()}"
+        self.path = root / "trajectories" / f"{stem}.jsonl"
+        self.manifest = self.path.with_suffix(".json")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.manifest.is_file():
+            self.manifest.write_text(spec.model_dump_json(indent=2))
+
+    def load(self) -> dict[str, RecordedItem]:
+        out: dict[str, RecordedItem] = {}
+        if not self.path.is_file():
+            return out
+        with self.path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    try:
+                        rec = RecordedItem.model_validate_json(line)
+                    except ValueError:
+                        continue  # a line cut short by an interrupted write is re-recorded
+                    out[rec.item_id] = rec
+        return out
+
+    def append(self, rec: RecordedItem) -> None:
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(rec.model_dump_json() + "\n")
+
+
+def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:
+    cache = runtime.cache
+    before = (cache.stats.hits, cache.stats.misses, cache.stats.fresh_seconds)
+    replayed0 = cache.stats.replayed_seconds
+    t0 = time.perf_counter()
+    case = item.case()
+    traj = runtime.baseline_gate.record(case, full=True)
+    rounds = True
+    cfg: HRSConfig = runtime.gate.config
+    if (
+        runtime.spec.rounds == "ungated"
+        and traj.iterations
+        and gate_passes(traj.iterations[0], cfg)
+    ):
+        rounds = False
+    duplicate = 0.0
+    if rounds and traj.iterations:
+        # The baseline calls are replayed from the cache; only the rounds are new. Their
+        # original time is already counted once, so it is not counted again below.
+        duplicate = (cache.stats.fresh_seconds - before[2]) + (
+            cache.stats.replayed_seconds - replayed0
+        )
+        traj = runtime.gate.record(case, full=True)
+    wall = time.perf_counter() - t0
+    return RecordedItem(
+        item_id=item.id,
+        gold=item.gold,
+        trajectory=traj,
+        rounds_recorded=rounds,
+        wall_seconds=wall,
+        model_seconds=wall + (cache.stats.replayed_seconds - replayed0) - duplicate,
+        cache_hits=cache.stats.hits - before[0],
+        cache_misses=cache.stats.misses - before[1],
+        recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+@dataclass
+class RecordingSummary:
+    recorded: int
+    reused: int
+    seconds: float
+    cache_hits: int
+    cache_misses: int
+
+
+def record_split(
+    runtime: Runtime,
+    items: Sequence[EvalItem],
+    root: Path,
+    on_item: Callable[[RecordedItem], None] | None = None,
+) -> tuple[list[RecordedItem], RecordingSummary, TrajectoryStore]:
+    """Record every item not yet in the store; return all records in ``items`` order."""
+    store = TrajectoryStore(root, runtime.spec)
+    done = store.load()
+    todo = [i for i in items if i.id not in done]
+    t0 = time.perf_counter()
+    hits0, misses0 = runtime.cache.stats.hits, runtime.cache.stats.misses
+    bar = Progress(len(items), f"{runtime.spec.dataset}/{runtime.spec.split}")
+    for _ in range(len(items) - len(todo)):
+        bar.update(0.0, "(recorded before)")
+    for item in todo:
+        rec = record_item(runtime, item)
+        store.append(rec)
+        done[rec.item_id] = rec
+        if on_item:
+            on_item(rec)
+        bar.update(rec.wall_seconds, f"{rec.cache_misses} new calls")
+    summary = RecordingSummary(
+        recorded=len(todo),
+        reused=len(items) - len(todo),
+        seconds=time.perf_counter() - t0,
+        cache_hits=runtime.cache.stats.hits - hits0,
+        cache_misses=runtime.cache.stats.misses - misses0,
+    )
+    return [done[i.id] for i in items], summary, store
