@@ -164,6 +164,25 @@ class CachedModel:
         )
         return Completion.model_validate_json(text)
 
+    def complete_batch(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams]
+    ) -> list[Completion]:
+        # Cached as one call: a batch decodes its continuations together, so its numbers can
+        # differ slightly from the same continuations run one by one.
+        payload = {
+            "messages": [m.model_dump() for m in messages],
+            "batch": [p.model_dump(mode="json") for p in params],
+        }
+
+        def run() -> str:
+            done = self._white().complete_batch(messages, params)
+            return json.dumps([c.model_dump(mode="json") for c in done])
+
+        return [
+            Completion.model_validate(c)
+            for c in json.loads(self._cached("complete_batch", payload, run))
+        ]
+
     def embed(self, text: str) -> list[float]:
         value = self._cached("embed", {"text": text}, lambda: json.dumps(self._white().embed(text)))
         out: list[float] = json.loads(value)
