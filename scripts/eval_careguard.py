@@ -35,6 +35,7 @@ from medgate.careguard.evaluation import (
     load_items,
     metrics,
     read_results,
+    rescore,
     score_item,
     spread,
 )
@@ -67,10 +68,15 @@ def run_one(gate: Any, item: EvalItem, config: str) -> ItemResult:
     t0 = time.perf_counter()
     verdict = gate.check(Case(question=item.question, case_id=item.id))
     asked: list[str] = []
-    if verdict.status is Status.NEEDS_CONTEXT:
+    patient: dict[str, str] = {}
+    # Screening asks at most a few questions at a time, so answering may reveal more.
+    for _ in range(3):
+        if verdict.status is not Status.NEEDS_CONTEXT:
+            break
         triage = verdict.trace.stages["careguard"]["triage"]
-        asked = [q["field"] for q in triage["questions"]]
-        patient = {f: DEFAULT_ANSWERS[f] for f in asked}
+        fields = [q["field"] for q in triage["questions"]]
+        asked.extend(fields)
+        patient.update({f: DEFAULT_ANSWERS[f] for f in fields})
         verdict = gate.check(Case(question=item.question, case_id=item.id, patient=patient))
     return score_item(item, config, verdict, asked, time.perf_counter() - t0)
 
@@ -168,7 +174,7 @@ def cmd_report(_: argparse.Namespace) -> None:
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     runs: dict[str, list[ItemResult]] = {}
     for path in sorted(RUNS.glob("*.jsonl")):
-        runs[path.stem] = list(read_results(path))
+        runs[path.stem] = [rescore(r) for r in read_results(path)]
     summary: dict[str, Any] = {"generated": datetime.now(UTC).isoformat(timespec="seconds")}
     summary["runs"] = {}
     for name, results in runs.items():
