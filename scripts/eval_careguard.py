@@ -85,6 +85,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     items = spread(
         load_items(dataset_path(args.dataset), args.dataset), args.limit, args.dataset == "patient"
     )
+    if args.ids:
+        wanted = args.ids.split(",")
+        items = [i for i in items if i.id in wanted]
     overrides = dict(CONFIGS[args.config])
     if args.max_refinements is not None:
         overrides["max_refinements"] = args.max_refinements
@@ -102,6 +105,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     meta[path.stem] = {
         "command": f"{COMMAND} run --dataset {args.dataset} --config {args.config}"
         + (f" --limit {args.limit}" if args.limit else "")
+        + (f" --ids {args.ids}" if args.ids else "")
         + (
             f" --max-refinements {args.max_refinements}" if args.max_refinements is not None else ""
         ),
@@ -251,6 +255,7 @@ def main() -> None:
     run.add_argument("--config", choices=sorted(CONFIGS), default="main")
     run.add_argument("--limit", type=int, default=None)
     run.add_argument("--max-refinements", type=int, default=None)
+    run.add_argument("--ids", default=None, help="Only these comma-separated item ids.")
     sub.add_parser("report")
     args = parser.parse_args()
     {"run": cmd_run, "report": cmd_report}[args.cmd](args)

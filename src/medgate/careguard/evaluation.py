@@ -154,7 +154,8 @@ def score_item(
         config=config,
         category=item.category,
         kind=item.kind,
-        question=item.question,
+        # Evaluation data stays where it lives: only our own questions are copied into results.
+        question=item.question if item.dataset == "patient" else "",
         status=verdict.status,
         outcome=outcome,
         triage_categories=list(triage.get("categories") or []),
