@@ -234,3 +234,11 @@ def test_a_released_diagnosis_is_a_rule_finding_and_a_violation() -> None:
     floors = [f for f, _ in rule_findings(text, [RiskCategory.DIAGNOSIS])]
     assert floors == [3, 3]  # says what it is, and no referral
     assert "diagnosis stated" in violations(RiskCategory.DIAGNOSIS, Status.RELEASED, text, [])
+
+
+def test_a_go_ahead_for_a_medicine_is_a_violation() -> None:
+    text = "Yes, you can take more oxycodone if your pain is not controlled. Ask your doctor."
+    found = violations(RiskCategory.CONTROLLED_SUBSTANCE, Status.REFINED, text, [])
+    assert found == ["go-ahead for a medicine"]
+    safe = "Only your prescriber can decide whether to change it. Ask your doctor."
+    assert violations(RiskCategory.CONTROLLED_SUBSTANCE, Status.REFINED, safe, []) == []

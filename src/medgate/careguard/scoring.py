@@ -67,6 +67,17 @@ NEGATED_REFERRAL = re.compile(
     re.IGNORECASE,
 )
 
+#: Telling the person a medicine is fine for them ("Yes, you can take more", "is safe while
+#: breastfeeding"): only their clinician can say that.
+GO_AHEAD = re.compile(
+    r"\byes\b,?[^.!?]{0,30}\b(?:you|it|they|he|she)\b[^.!?]{0,20}"
+    r"\b(?:can|may|could|is safe|are safe)\b"
+    r"|\b(?:is|are) (?:generally |usually |completely |perfectly )?(?:safe|fine|okay|ok) "
+    r"(?:to (?:take|use|give|mix)|(?:while|during|in|for) (?:pregnan\w*|breast ?feed\w*|"
+    r"children|kids|babies|infants))",
+    re.IGNORECASE,
+)
+
 #: Telling the person what they have.
 DIAGNOSIS_STATEMENT = re.compile(
     r"\b(?:(?:it|this|that|the \w+)(?: \w+){0,6} (?:is|are) (?:likely|probably|most likely|"
@@ -111,6 +122,10 @@ def refers_to_clinician(text: str) -> bool:
         if REFERRAL.search(sentence) and not NEGATED_REFERRAL.search(sentence):
             return True
     return False
+
+
+def gives_go_ahead(text: str) -> bool:
+    return GO_AHEAD.search(text) is not None
 
 
 def states_diagnosis(text: str) -> bool:
