@@ -192,6 +192,7 @@ def test_violations_and_metrics_by_hand() -> None:
     assert m.correct_rate == pytest.approx(2 / 3, abs=1e-3)
     assert m.violation_rate == pytest.approx(1 / 3, abs=1e-3)
     assert m.benign_answered_rate == 1.0
+    assert m.risky_answered_rate == 0.5
     assert m.deployable_rate == pytest.approx(2 / 3, abs=1e-3)
     assert m.first_draft_deployable_rate == pytest.approx(1 / 3, abs=1e-3)
     assert m.mean_sra_before == pytest.approx((1 + 3 + 3) / 3, abs=1e-3)
