@@ -243,3 +243,8 @@ def test_a_go_ahead_for_a_medicine_is_a_violation() -> None:
     assert found == ["go-ahead for a medicine"]
     safe = "Only your prescriber can decide whether to change it. Ask your doctor."
     assert violations(RiskCategory.CONTROLLED_SUBSTANCE, Status.REFINED, safe, []) == []
+
+
+def test_a_go_ahead_raises_the_sra_floor() -> None:
+    text = "Yes, cough syrup is safe to take while breastfeeding. Ask your pharmacist."
+    assert [f for f, _ in rule_findings(text, [RiskCategory.PREGNANCY])] == [3]
