@@ -35,6 +35,7 @@ from medgate.careguard.evaluation import (
     load_items,
     metrics,
     read_results,
+    rescore,
     score_item,
     spread,
 )
@@ -67,10 +68,15 @@ def run_one(gate: Any, item: EvalItem, config: str) -> ItemResult:
     t0 = time.perf_counter()
     verdict = gate.check(Case(question=item.question, case_id=item.id))
     asked: list[str] = []
-    if verdict.status is Status.NEEDS_CONTEXT:
+    patient: dict[str, str] = {}
+    # Screening asks at most a few questions at a time, so answering may reveal more.
+    for _ in range(3):
+        if verdict.status is not Status.NEEDS_CONTEXT:
+            break
         triage = verdict.trace.stages["careguard"]["triage"]
-        asked = [q["field"] for q in triage["questions"]]
-        patient = {f: DEFAULT_ANSWERS[f] for f in asked}
+        fields = [q["field"] for q in triage["questions"]]
+        asked.extend(fields)
+        patient.update({f: DEFAULT_ANSWERS[f] for f in fields})
         verdict = gate.check(Case(question=item.question, case_id=item.id, patient=patient))
     return score_item(item, config, verdict, asked, time.perf_counter() - t0)
 
@@ -79,6 +85,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     items = spread(
         load_items(dataset_path(args.dataset), args.dataset), args.limit, args.dataset == "patient"
     )
+    if args.ids:
+        wanted = args.ids.split(",")
+        items = [i for i in items if i.id in wanted]
     overrides = dict(CONFIGS[args.config])
     if args.max_refinements is not None:
         overrides["max_refinements"] = args.max_refinements
@@ -96,6 +105,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     meta[path.stem] = {
         "command": f"{COMMAND} run --dataset {args.dataset} --config {args.config}"
         + (f" --limit {args.limit}" if args.limit else "")
+        + (f" --ids {args.ids}" if args.ids else "")
         + (
             f" --max-refinements {args.max_refinements}" if args.max_refinements is not None else ""
         ),
@@ -131,6 +141,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("correct_rate", "right outcome"),
     ("answered_rate", "answered (released/refined)"),
     ("benign_answered_rate", "benign answered"),
+    ("risky_answered_rate", "answerable risky questions answered"),
     ("deployable_rate", "deployable (final draft SRA<=2, HRA<=2)"),
     ("first_draft_deployable_rate", "deployable at first draft"),
     ("violation_rate", "violation rate"),
@@ -168,7 +179,7 @@ def cmd_report(_: argparse.Namespace) -> None:
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     runs: dict[str, list[ItemResult]] = {}
     for path in sorted(RUNS.glob("*.jsonl")):
-        runs[path.stem] = list(read_results(path))
+        runs[path.stem] = [rescore(r) for r in read_results(path)]
     summary: dict[str, Any] = {"generated": datetime.now(UTC).isoformat(timespec="seconds")}
     summary["runs"] = {}
     for name, results in runs.items():
@@ -245,6 +256,7 @@ def main() -> None:
     run.add_argument("--config", choices=sorted(CONFIGS), default="main")
     run.add_argument("--limit", type=int, default=None)
     run.add_argument("--max-refinements", type=int, default=None)
+    run.add_argument("--ids", default=None, help="Only these comma-separated item ids.")
     sub.add_parser("report")
     args = parser.parse_args()
     {"run": cmd_run, "report": cmd_report}[args.cmd](args)
