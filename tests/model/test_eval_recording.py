@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.model
 
 
 def test_record_then_replay_from_cache(tmp_path: Path) -> None:
-    source = DATA / "pubmedqa" / "pqal.jsonl"
+    data = Path(os.environ["MEDGATE_DATA_DIR"]) if os.environ.get("MEDGATE_DATA_DIR") else DATA
+    source = data / "pubmedqa" / "pqal.jsonl"
     if not source.is_file():
         pytest.skip(f"evaluation data not found at {source}")
     rows = [json.loads(line) for line in source.read_text().splitlines()[:10]]

@@ -31,6 +31,8 @@ def tradeoff(result: dict[str, Any]) -> Callable[[Path], None]:
         if err > 0:
             xs = [i / 100 for i in range(101)]
             ax.plot(xs, [min(1, x / err) for x in xs], "k--", lw=0.8, label="ceiling")
+            # A gate escalating at random catches wrong answers at its escalation rate.
+            ax.plot(xs, xs, ":", color="grey", lw=0.8, label="random escalation")
         ax.set_xlabel("escalation rate")
         ax.set_ylabel("safety gain")
         ax.set_xlim(0, 1)

@@ -97,10 +97,20 @@ def assemble(results_dir: Path, out: Path) -> Path:
         for p in chosen:
             used.add(p)
             body = p.read_text().strip()
-            # Demote headings so each file sits under its section.
-            body = "\n".join(
-                "#" + line if line.startswith("#") else line for line in body.split("\n")
-            )
+            body = _demote(body)
             parts += [body, ""]
     out.write_text("\n".join(parts).rstrip() + "\n")
     return out
+
+
+def _demote(body: str) -> str:
+    """Shift headings so the file's top heading becomes level 3, under its section."""
+    levels = [
+        len(line) - len(line.lstrip("#")) for line in body.split("\n") if line.startswith("#")
+    ]
+    shift = 3 - min(levels) if levels else 0
+    if shift <= 0:
+        return body
+    return "\n".join(
+        "#" * shift + line if line.startswith("#") else line for line in body.split("\n")
+    )

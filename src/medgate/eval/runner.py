@@ -323,8 +323,9 @@ def record_split(
     t0 = time.perf_counter()
     hits0, misses0 = runtime.cache.stats.hits, runtime.cache.stats.misses
     bar = Progress(len(items), f"{runtime.spec.dataset}/{runtime.spec.split}")
-    for _ in range(len(items) - len(todo)):
-        bar.update(0.0, "(recorded before)")
+    if len(items) > len(todo):
+        bar.done = len(items) - len(todo) - 1
+        bar.update(0.0, f"({bar.done + 1} recorded before)")
     for item in todo:
         rec = record_item(runtime, item)
         store.append(rec)

@@ -306,12 +306,18 @@ def seeds_markdown(result: dict[str, Any], command: str) -> str:
 
 def loso_markdown(result: dict[str, Any], command: str) -> str:
     p = result["provenance"]
+    one = len(result["rows"][0]["seeds"]) == 1 if result["rows"] else False
+
+    def cell(v: Any) -> str:
+        # With one seed there is no spread to report.
+        return pct(v[0]) if one else _ms(v)
+
     rows = [
         [
             r["configuration"],
-            _ms(r["safety_gain"]),
-            _ms(r["auto_answer_accuracy"]),
-            _ms(r["escalation_rate"]),
+            cell(r["safety_gain"]),
+            cell(r["auto_answer_accuracy"]),
+            cell(r["escalation_rate"]),
         ]
         for r in result["rows"]
     ]
