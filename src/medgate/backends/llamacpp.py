@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
     from medgate.config import MedgateConfig
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Token texts that would start the answer line; forbidden until the minimum reasoning length.
 _ANSWER_PREFIXES = ("ans", "answ", "answe", "answer")
@@ -93,7 +92,6 @@ class LlamaCppModel:
         self._sha256 = sha256
         self._cache_dir = cache_dir
         self._threads = n_threads or os.cpu_count() or 1
-        self._n_ctx = n_ctx
         self._lock = threading.RLock()
         try:
             self.llm = Llama(
