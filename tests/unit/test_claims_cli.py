@@ -84,3 +84,11 @@ def test_missing_file_is_a_clean_error(tmp_path: Path) -> None:
     code, out = run(str(tmp_path / "nope.md"))
     assert code == 2
     assert "is not a file" in out
+
+
+def test_a_report_that_is_not_utf8_is_a_clean_error(tmp_path: Path) -> None:
+    report = tmp_path / "answer.txt"
+    report.write_bytes(b"The dose is \xff\xfe 5 mg.\n")
+    code, out = run(str(report))
+    assert code == 2
+    assert "not UTF-8" in out

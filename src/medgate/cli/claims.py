@@ -16,12 +16,16 @@ from medgate.claims.report import check_report
 from medgate.claims.safety_check import MEDICAL_DISCLAIMER, SafetyCheck
 from medgate.claims.support import LexicalSupportJudge, ModelSupportJudge, SupportJudge
 from medgate.claims.verification import CitationVerifier
+from medgate.cli.core import read_text_file
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import InputError, MedgateError
 
 #: Exit codes: 0 safe, 1 unsafe, 2 the check could not be run (bad input or configuration).
 EXIT_UNSAFE = 1
 EXIT_ERROR = 2
+
+#: Longer reports are refused rather than read whole into memory.
+MAX_REPORT_CHARS = 1_000_000
 
 
 class JudgeChoice(StrEnum):
@@ -106,10 +110,7 @@ def check_claims(
     try:
         if not file.is_file():
             raise InputError(f"{file} is not a file")
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{file} is not UTF-8 text") from exc
+        text = read_text_file(file, "report", MAX_REPORT_CHARS)
         config = load_config()
         with ExitStack() as stack:
             store: RecordStore | None = None
