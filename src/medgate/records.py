@@ -146,10 +146,6 @@ class SignalValue(Record):
     def status(self) -> Literal["computed", "not computed"]:
         return "computed" if self.value is not None else "not computed"
 
-    @property
-    def computed(self) -> bool:
-        return self.value is not None
-
 
 class Verdict(Record):
     """medgate's decision for one case."""
