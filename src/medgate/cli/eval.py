@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -98,9 +99,6 @@ def register(app: typer.Typer) -> None:
             for p in write_outputs(out, name, result, hrs_markdown(result, _command())):
                 typer.echo(f"wrote {p}")
 
-    def _common(model: str | None, k: int) -> Any:
-        return _config(model, k)
-
     @ev.command("thresholds")
     def thresholds_cmd(
         dataset: DatasetsOpt = ["pubmedqa-l"],  # noqa: B006
@@ -118,7 +116,7 @@ def register(app: typer.Typer) -> None:
         from medgate.eval.report import write_outputs
         from medgate.eval.tables import selective_markdown, thresholds_markdown
 
-        config = _common(model, max_iterations)
+        config = _config(model, max_iterations)
         for ds in dataset:
             rec = record(config, ds, "test", limit, orchestrator, _rounds(rounds))
             res = thresholds(rec, config, _model(config, rec))
@@ -150,17 +148,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Table 4: Mann-Whitney U per signal, escalated vs. not, with effect sizes."""
         from medgate.eval.experiments import mann_whitney, record
-        from medgate.eval.report import write_outputs
         from medgate.eval.tables import mwu_markdown
 
-        config = _common(model, max_iterations)
+        config = _config(model, max_iterations)
         results = []
         for ds in dataset:
             rec = record(config, ds, "test", limit, orchestrator, "ungated")
             results.append(mann_whitney(rec, config, _model(config, rec)))
-        name = "table4_" + "_".join(dataset)
-        write_outputs(out, name, {"datasets": results}, mwu_markdown(results, _command()))
-        typer.echo(f"wrote {name} in {out}")
+        _write_table(
+            out,
+            "table4_" + "_".join(dataset),
+            {"datasets": results},
+            lambda res, cmd: mwu_markdown(res["datasets"], cmd),
+        )
 
     @ev.command("orchestrators")
     def orchestrators_cmd(
@@ -175,13 +175,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Table 3: the same items under each orchestrator, with tokens, cost and latency."""
         from medgate.eval.experiments import orchestrators
-        from medgate.eval.report import write_outputs
         from medgate.eval.tables import orchestrators_markdown
 
-        config = _common(model, max_iterations)
-        res = orchestrators(config, dataset, limit, use, "ungated")
-        write_outputs(out, f"table3_{dataset}", res, orchestrators_markdown(res, _command()))
-        typer.echo(f"wrote table3_{dataset} in {out}")
+        res = orchestrators(_config(model, max_iterations), dataset, limit, use, "ungated")
+        _write_table(out, f"table3_{dataset}", res, orchestrators_markdown)
 
     @ev.command("seeds")
     def seeds_cmd(
@@ -195,13 +192,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Table 5: one recording per sampling seed, mean and standard deviation."""
         from medgate.eval.experiments import seeds
-        from medgate.eval.report import write_outputs
         from medgate.eval.tables import seeds_markdown
 
-        config = _common(model, max_iterations)
+        config = _config(model, max_iterations)
         res = seeds(config, dataset, limit, seed, orchestrator, "ungated")
-        write_outputs(out, f"table5_{dataset}", res, seeds_markdown(res, _command()))
-        typer.echo(f"wrote table5_{dataset} in {out}")
+        _write_table(out, f"table5_{dataset}", res, seeds_markdown)
 
     @ev.command("loso")
     def loso_cmd(
@@ -215,13 +210,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Table 6: leave one signal out."""
         from medgate.eval.experiments import loso
-        from medgate.eval.report import write_outputs
         from medgate.eval.tables import loso_markdown
 
-        config = _common(model, max_iterations)
+        config = _config(model, max_iterations)
         res = loso(config, dataset, limit, seed, orchestrator, "ungated")
-        write_outputs(out, f"table6_{dataset}", res, loso_markdown(res, _command()))
-        typer.echo(f"wrote table6_{dataset} in {out}")
+        _write_table(out, f"table6_{dataset}", res, loso_markdown)
 
     @ev.command("classifiers")
     def classifiers_cmd(
@@ -242,7 +235,7 @@ def register(app: typer.Typer) -> None:
         from medgate.eval.report import write_outputs
         from medgate.eval.tables import classifiers_markdown, escalated_markdown
 
-        config = _common(model, max_iterations)
+        config = _config(model, max_iterations)
         results = []
         for ds in dataset:
             escalated: set[str] | None = None
@@ -335,6 +328,16 @@ def _model(config: Any, rec: Any) -> Any:
     from medgate.eval.runner import cached_model
 
     return cached_model(config.model, config, rec.cache)
+
+
+def _write_table(
+    out: Path, name: str, result: dict[str, Any], markdown: Callable[[Any, str], str]
+) -> None:
+    """Write one experiment's JSON and Markdown table into ``out`` and say so."""
+    from medgate.eval.report import write_outputs
+
+    write_outputs(out, name, result, markdown(result, _command()))
+    typer.echo(f"wrote {name} in {out}")
 
 
 def _command() -> str:
