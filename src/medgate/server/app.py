@@ -18,6 +18,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -95,7 +96,9 @@ def create_app(
         if owns_store:
             state.store.close()
 
-    app = FastAPI(
+    # The API pages load Swagger UI / ReDoc from the installed package, never from a CDN:
+    # a hospital network is often offline.
+    app = FastAPIOffline(
         lifespan=lifespan,
         title="medgate",
         summary="An inference-time safety gate for medical LLMs, with a clinician review queue.",

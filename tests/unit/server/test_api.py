@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,19 @@ def test_public_endpoints(client: TestClient) -> None:
     assert "/v1/ask/stream" in schema["paths"]
     assert "/v1/escalations/{escalation_id}/resolve" in schema["paths"]
     assert client.get("/docs").status_code == 200
+
+
+def test_api_pages_load_their_assets_from_the_service(client: TestClient) -> None:
+    # No CDN: a hospital network is often offline, and the pages must still render.
+    for page in ("/docs", "/redoc"):
+        html = client.get(page).text
+        assert "cdn" not in html.lower()
+        scripts = re.findall(r'<script src="([^"]+)"', html)
+        assert scripts, page
+        for src in scripts:
+            asset = client.get(src)
+            assert asset.status_code == 200, src
+            assert len(asset.content) > 100_000  # the real bundle, not an error page
 
 
 def test_readyz_reports_an_unreachable_store(

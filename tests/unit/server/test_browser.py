@@ -133,3 +133,14 @@ def test_ask_then_resolve_as_clinician(
     assert resolved.resolution is Resolution.ANSWER
     assert resolved.answer == "No. Do not change the dose."
     assert store.verify_audit().ok
+
+
+def test_api_docs_render_without_a_network(browser: WebDriver, server_url: str) -> None:
+    # The browser here reaches nothing but the service, so this fails if any asset is remote.
+    browser.get(server_url + "/docs")
+    WebDriverWait(browser, 20).until(
+        ec.presence_of_element_located((By.CSS_SELECTOR, ".swagger-ui .opblock"))
+    )
+    paths = {e.text for e in browser.find_elements(By.CSS_SELECTOR, ".opblock-summary-path")}
+    assert "/v1/check" in paths
+    assert "/v1/escalations/{escalation_id}/resolve" in paths
