@@ -1,16 +1,20 @@
-"""`medgate serve`, `medgate keys ...` and `medgate audit verify`."""
+"""`medgate serve`, `medgate keys ...` and `medgate audit verify|anchor`."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Annotated, Any, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 from medgate.config import MedgateConfig, load_config
-from medgate.errors import ConfigError, MedgateError
+from medgate.errors import ConfigError, InputError, MedgateError
 from medgate.events import Gate
+
+if TYPE_CHECKING:
+    from medgate.store import AuditReport
 
 DatabaseUrl = Annotated[
     str | None,
@@ -25,6 +29,29 @@ DatabaseUrl = Annotated[
 def _config(database_url: str | None, **overrides: Any) -> MedgateConfig:
     store = {"database_url": database_url} if database_url else None
     return load_config(store=store, **overrides)
+
+
+AnchorsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--anchors",
+        help="JSON Lines of anchors written by `medgate audit anchor`, kept outside the database.",
+    ),
+]
+
+
+def _verify(database_url: str | None, anchors_file: Path | None) -> AuditReport:
+    from medgate.cli.core import read_text_file
+    from medgate.store import Store, parse_anchors
+
+    try:
+        anchors = []
+        if anchors_file is not None:
+            text = read_text_file(anchors_file, "anchors file", 10_000_000)
+            anchors = parse_anchors(text, str(anchors_file))
+        return Store.open(_config(database_url)).verify_audit(anchors)
+    except MedgateError as exc:
+        raise _fail(exc) from exc
 
 
 def _fail(exc: MedgateError) -> typer.Exit:
@@ -136,18 +163,46 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"revoked {key.id} ({key.name})")
 
     @audit.command("verify")
-    def audit_verify(database_url: DatabaseUrl = None) -> None:
-        """Recompute the audit chain; exit 1 if any entry was edited or deleted."""
-        from medgate.store import Store
-
-        try:
-            report = Store.open(_config(database_url)).verify_audit()
-        except MedgateError as exc:
-            raise _fail(exc) from exc
+    def audit_verify(database_url: DatabaseUrl = None, anchors: AnchorsOpt = None) -> None:
+        """Recompute the audit chain and check it against anchors kept elsewhere; exit 1 if any
+        entry was edited, deleted or rewritten."""
+        report = _verify(database_url, anchors)
         if report.ok:
-            typer.echo(f"audit log intact: {report.entries} entries verified")
+            typer.echo(
+                f"audit log intact: {report.entries} entries verified, "
+                f"{report.anchors_checked} anchors matched"
+            )
             return
         typer.echo(f"audit log BROKEN ({len(report.problems)} problems):", err=True)
         for problem in report.problems:
             typer.echo(f"  {problem}", err=True)
         raise typer.Exit(1)
+
+    @audit.command("anchor")
+    def audit_anchor(
+        database_url: DatabaseUrl = None,
+        append: Annotated[
+            Path | None,
+            typer.Option(
+                "--append",
+                help="Also append the anchor to this JSON Lines file (keep it outside the "
+                "database's reach; it is what `audit verify --anchors` reads).",
+            ),
+        ] = None,
+    ) -> None:
+        """Print the chain's current head as an anchor, after verifying the chain (a broken
+        chain is never anchored: exit 1)."""
+        report = _verify(database_url, append if append and append.exists() else None)
+        if not report.ok or report.head is None:
+            typer.echo("audit log BROKEN; not anchored:", err=True)
+            for problem in report.problems:
+                typer.echo(f"  {problem}", err=True)
+            raise typer.Exit(1)
+        line = report.head.model_dump_json()
+        if append is not None:
+            try:
+                with append.open("a", encoding="utf-8") as f:
+                    f.write(line + "\n")
+            except OSError as exc:
+                raise _fail(InputError(f"cannot append to {append}: {exc.strerror}")) from exc
+        typer.echo(line)

@@ -1,10 +1,11 @@
 """medgate's store: verdicts, the escalation queue, API keys and the hash-chained audit log."""
 
-from medgate.store.audit import GENESIS, canonical_json, entry_hash
+from medgate.store.audit import GENESIS, canonical_json, entry_hash, parse_anchors
 from medgate.store.engine import create_store_engine, database_url, normalise_url
 from medgate.store.migrations import LATEST_VERSION, current_version, migrate
 from medgate.store.records import (
     ApiKey,
+    AuditAnchor,
     AuditEntry,
     AuditReport,
     ConflictError,
@@ -23,6 +24,7 @@ __all__ = [
     "LATEST_VERSION",
     "SYSTEM_ACTOR",
     "ApiKey",
+    "AuditAnchor",
     "AuditEntry",
     "AuditReport",
     "ConflictError",
@@ -42,4 +44,5 @@ __all__ = [
     "hash_token",
     "migrate",
     "normalise_url",
+    "parse_anchors",
 ]

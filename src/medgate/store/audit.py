@@ -4,6 +4,11 @@ Each entry's hash covers its own fields and the previous entry's hash, so editin
 its hash, deleting one breaks the next entry's link, and cutting entries off the end no longer
 matches the chain's head row. Verdict entries also carry a digest of the stored verdict and its
 events, so an edit to the verdicts table is caught as well.
+
+All of that is checked against the database itself, so someone who can write to it can rebuild
+the chain from the first entry with fresh hashes. Anchors close that gap: an anchor is the head
+(seq, hash) noted somewhere the database's writers cannot reach, and a rebuilt chain no longer
+has that hash at that seq.
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from medgate.store.records import AuditEntry
+from pydantic import ValidationError
+
+from medgate.errors import InputError
+from medgate.store.records import AuditAnchor, AuditEntry
 
 GENESIS = "0" * 64
 
@@ -51,9 +59,11 @@ def check_chain(
     head_seq: int,
     head_hash: str,
     verdict_digests: Mapping[str, str],
+    anchors: Iterable[AuditAnchor] = (),
 ) -> list[str]:
     """Every problem found in ``entries`` (ordered by seq); empty when the chain is intact."""
-    problems: list[str] = []
+    entries = list(entries)
+    problems = _check_anchors(entries, anchors)
     expected_seq = 1
     prev = GENESIS
     seen_verdicts: set[str] = set()
@@ -101,3 +111,35 @@ def _check_verdict(entry: AuditEntry, verdict_digests: Mapping[str, str]) -> lis
     if found != wanted:
         return [f"entry {entry.seq}: verdict {entry.subject} was changed after it was recorded"]
     return []
+
+
+def _check_anchors(entries: list[AuditEntry], anchors: Iterable[AuditAnchor]) -> list[str]:
+    hashes = {e.seq: e.hash for e in entries}
+    hashes[0] = GENESIS
+    problems = []
+    for anchor in anchors:
+        found = hashes.get(anchor.seq)
+        if found is None:
+            problems.append(
+                f"anchor taken {anchor.taken_at}: entry {anchor.seq} is gone "
+                "(the chain was cut below an anchored point)"
+            )
+        elif found != anchor.hash:
+            problems.append(
+                f"anchor taken {anchor.taken_at}: entry {anchor.seq} no longer has the "
+                "anchored hash (the chain was rewritten)"
+            )
+    return problems
+
+
+def parse_anchors(text: str, source: str = "anchors") -> list[AuditAnchor]:
+    """Anchors from JSON Lines: one ``{"seq", "hash", "taken_at"}`` per line, blanks skipped."""
+    anchors = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            anchors.append(AuditAnchor.model_validate_json(line))
+        except ValidationError as exc:
+            raise InputError(f"{source}, line {number}: not an audit anchor ({exc})") from exc
+    return anchors

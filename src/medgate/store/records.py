@@ -98,12 +98,28 @@ class AuditEntry(Record):
     hash: str
 
 
+class AuditAnchor(Record):
+    """The chain's head at one moment, kept outside the database.
+
+    Whoever can write to the database can rebuild the whole chain with fresh hashes; an anchor
+    written elsewhere (another machine, a ticket, paper) is what such a rewrite cannot match.
+    """
+
+    seq: int = Field(ge=0, description="Entries in the chain when the anchor was taken.")
+    hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="The hash of entry `seq`.")
+    taken_at: str = Field(description="When the anchor was taken (UTC, ISO 8601).")
+
+
 class AuditReport(Record):
     """What `medgate audit verify` found."""
 
     ok: bool
     entries: int
     problems: list[str] = Field(default_factory=list)
+    head: AuditAnchor | None = Field(
+        default=None, description="The head this verification saw, to keep as a new anchor."
+    )
+    anchors_checked: int = 0
 
 
 class StoreError(MedgateError):

@@ -29,6 +29,7 @@ from medgate.store.engine import create_store_engine, database_url, normalise_ur
 from medgate.store.migrations import migrate
 from medgate.store.records import (
     ApiKey,
+    AuditAnchor,
     AuditEntry,
     AuditReport,
     ConflictError,
@@ -350,8 +351,9 @@ class Store:
             rows = conn.execute(query).all()
         return [AuditEntry.model_validate(row._asdict()) for row in rows]
 
-    def verify_audit(self) -> AuditReport:
-        """Walk the whole chain; see :mod:`medgate.store.audit` for what is detected."""
+    def verify_audit(self, anchors: Sequence[AuditAnchor] = ()) -> AuditReport:
+        """Walk the whole chain, checking it against ``anchors`` kept outside the database;
+        see :mod:`medgate.store.audit` for what is detected."""
         with self.reader.connect() as conn:
             if conn.dialect.name == "postgresql":
                 # One snapshot for head, verdicts and entries, even while others append.
@@ -366,9 +368,19 @@ class Store:
             rows = conn.execute(select(audit_log).order_by(audit_log.c.seq)).all()
         entries = [AuditEntry.model_validate(row._asdict()) for row in rows]
         problems = check_chain(
-            entries, head_seq=head.seq, head_hash=head.hash, verdict_digests=stored
+            entries,
+            head_seq=head.seq,
+            head_hash=head.hash,
+            verdict_digests=stored,
+            anchors=anchors,
         )
-        return AuditReport(ok=not problems, entries=len(entries), problems=problems)
+        return AuditReport(
+            ok=not problems,
+            entries=len(entries),
+            problems=problems,
+            head=AuditAnchor(seq=head.seq, hash=head.hash, taken_at=_now()),
+            anchors_checked=len(anchors),
+        )
 
 
 def _append_audit(

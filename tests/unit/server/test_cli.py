@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from medgate.cli.server import load_gate_factory, register
 from medgate.errors import ConfigError
 from medgate.records import Case, Status, Verdict
 from medgate.store import EscalationState, Role, Store
-from medgate.store.schema import audit_log
+from medgate.store.schema import audit_head, audit_log
 
 
 @pytest.fixture
@@ -70,6 +71,59 @@ def test_audit_verify_exit_codes(cli: typer.Typer, tmp_path: Path) -> None:
     broken = runner.invoke(cli, ["audit", "verify", "--database-url", url])
     assert broken.exit_code == 1
     assert "entry 1" in broken.output
+
+
+def test_audit_anchor_then_verify_against_it(cli: typer.Typer, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    store = Store.from_url(url)
+    store.record_verdict(
+        Verdict(status=Status.ESCALATED, reason="r", case=Case(question="q?")), key_id=None
+    )
+    anchors = tmp_path / "elsewhere" / "anchors.jsonl"
+    anchors.parent.mkdir()
+    runner = CliRunner()
+    taken = runner.invoke(cli, ["audit", "anchor", "--database-url", url, "--append", str(anchors)])
+    assert taken.exit_code == 0, taken.output
+    assert json.loads(taken.output)["seq"] == 2  # the verdict and its escalation
+    assert len(anchors.read_text().splitlines()) == 1
+
+    ok = runner.invoke(cli, ["audit", "verify", "--database-url", url, "--anchors", str(anchors)])
+    assert ok.exit_code == 0, ok.output
+    assert "1 anchors matched" in ok.output
+
+    # Rewrite entry 1 and rehash the chain after it: consistent in the database, not with
+    # the anchor.
+    from medgate.store.audit import GENESIS, entry_hash
+
+    prev = GENESIS
+    with store.engine.begin() as conn:
+        for entry in store.audit_entries():
+            fields = entry.model_dump(exclude={"hash"}) | {"prev_hash": prev}
+            if entry.seq == 1:
+                fields["actor"] = "someone else"
+            prev = entry_hash(**fields)
+            conn.execute(
+                update(audit_log)
+                .where(audit_log.c.seq == entry.seq)
+                .values(actor=fields["actor"], prev_hash=fields["prev_hash"], hash=prev)
+            )
+        conn.execute(update(audit_head).where(audit_head.c.id == 1).values(hash=prev))
+    assert runner.invoke(cli, ["audit", "verify", "--database-url", url]).exit_code == 0
+    broken = runner.invoke(
+        cli, ["audit", "verify", "--database-url", url, "--anchors", str(anchors)]
+    )
+    assert broken.exit_code == 1
+    assert "rewritten" in broken.output
+    refused = runner.invoke(
+        cli, ["audit", "anchor", "--database-url", url, "--append", str(anchors)]
+    )
+    assert refused.exit_code == 1  # a broken chain is never anchored
+    assert len(anchors.read_text().splitlines()) == 1
+
+    anchors.write_text("not an anchor\n")
+    bad = runner.invoke(cli, ["audit", "verify", "--database-url", url, "--anchors", str(anchors)])
+    assert bad.exit_code == 2
+    assert "line 1: not an audit anchor" in bad.output
 
 
 def test_gate_factory_spec() -> None:

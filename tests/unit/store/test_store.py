@@ -23,7 +23,7 @@ from medgate.store import (
     current_version,
     migrate,
 )
-from medgate.store.schema import api_keys, audit_log, verdicts
+from medgate.store.schema import api_keys, audit_head, audit_log, verdicts
 
 
 def verdict(status: Status = Status.ESCALATED, question: str = "Is it safe?") -> Verdict:
@@ -259,6 +259,77 @@ def test_audit_detects_edited_events(store: Store) -> None:
         conn.execute(update(verdicts).where(verdicts.c.id == stored.id).values(events_json="[]"))
     report = store.verify_audit()
     assert any("changed after it was recorded" in p for p in report.problems), report.problems
+
+
+def _rebuild_chain_with(store: Store, seq: int, actor: str) -> None:
+    """What someone with write access could do: forge one entry and rehash everything after."""
+    from medgate.store.audit import GENESIS, entry_hash
+
+    prev = GENESIS
+    with store.engine.begin() as conn:
+        for entry in store.audit_entries():
+            fields = entry.model_dump(exclude={"hash"})
+            fields["prev_hash"] = prev
+            if entry.seq == seq:
+                fields["actor"] = actor
+            prev = entry_hash(**fields)
+            conn.execute(
+                update(audit_log)
+                .where(audit_log.c.seq == entry.seq)
+                .values(actor=fields["actor"], prev_hash=fields["prev_hash"], hash=prev)
+            )
+        conn.execute(update(audit_head).where(audit_head.c.id == 1).values(hash=prev))
+
+
+def test_an_anchor_catches_a_rebuilt_chain_the_database_alone_cannot(store: Store) -> None:
+    _populate(store)
+    anchor = store.verify_audit().head
+    assert anchor is not None and anchor.seq == len(store.audit_entries())
+    store.record_verdict(verdict(question="later"), key_id=None)  # the chain grows on
+
+    _rebuild_chain_with(store, 2, "someone else")
+    assert store.verify_audit().ok  # consistent with itself: the gap anchors close
+    report = store.verify_audit([anchor])
+    assert not report.ok
+    assert report.anchors_checked == 1
+    assert any(f"entry {anchor.seq} no longer has the anchored hash" in p for p in report.problems)
+
+
+def test_an_anchor_catches_a_chain_cut_below_it(store: Store) -> None:
+    _populate(store)
+    anchor = store.verify_audit().head
+    assert anchor is not None
+    with store.engine.begin() as conn:
+        conn.execute(delete(audit_log).where(audit_log.c.seq >= anchor.seq - 1))
+        previous = store.audit_entries()[-1]
+        conn.execute(
+            update(audit_head)
+            .where(audit_head.c.id == 1)
+            .values(seq=previous.seq, hash=previous.hash)
+        )
+    report = store.verify_audit([anchor])
+    assert any(f"entry {anchor.seq} is gone" in p for p in report.problems), report.problems
+
+
+def test_anchors_of_an_intact_chain_all_match(store: Store) -> None:
+    empty = store.verify_audit().head
+    _populate(store)
+    middle = store.verify_audit().head
+    _populate(store)
+    assert empty is not None and middle is not None
+    report = store.verify_audit([empty, middle])
+    assert report.ok, report.problems
+    assert report.anchors_checked == 2
+
+
+def test_anchor_files_are_parsed_strictly() -> None:
+    from medgate.store import parse_anchors
+
+    good = '{"seq": 3, "hash": "%s", "taken_at": "2026-01-01T00:00:00+00:00"}' % ("a" * 64)
+    assert [a.seq for a in parse_anchors(good + "\n\n" + good)] == [3, 3]
+    for bad in ('{"seq": 3}', "not json", good.replace("a" * 64, "a" * 63)):
+        with pytest.raises(InputError, match="line 1: not an audit anchor"):
+            parse_anchors(bad)
 
 
 def test_committed_rows_survive_reopening(store_url: str) -> None:
