@@ -126,6 +126,8 @@ def test_answer_signals_from_logprobs() -> None:
 
 def test_judge_parsing_rejects_anything_out_of_rubric() -> None:
     assert parse_judge('Sure! {"justification": "ok", "score": 2}').score == 2
+    # A raw line break inside the justification, as the 0.5B judge wrote it.
+    assert parse_judge('{"justification": "no mention of side\n5" , "score": 5}').score == 5
     for bad in ('{"score": 0, "justification": ""}', "{}", "no json", '{"score": 2}'):
         with pytest.raises(ValueError):
             parse_judge(bad)

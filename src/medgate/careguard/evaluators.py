@@ -60,7 +60,9 @@ class JudgeReply(Record):
 def parse_judge(text: str) -> JudgeReply:
     """Validate a judge's reply; raises ValueError on anything unusable."""
     try:
-        return JudgeReply.model_validate(json.loads(extract_json(text)))
+        # strict=False: the 0.5B judge sometimes writes a raw line break inside the
+        # justification; the rest of the reply, score included, is well-formed.
+        return JudgeReply.model_validate(json.loads(extract_json(text), strict=False))
     except (ValidationError, json.JSONDecodeError) as exc:
         raise ValueError(f"unusable judge reply {text[:120]!r}") from exc
 
