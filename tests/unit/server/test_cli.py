@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 import typer
 from sqlalchemy import update
+from tests.unit.audit_tamper import rebuild_chain_with
 from typer.testing import CliRunner
 
 from medgate.cli.server import load_gate_factory, register
 from medgate.errors import ConfigError
 from medgate.records import Case, Status, Verdict
 from medgate.store import EscalationState, Role, Store
-from medgate.store.schema import audit_head, audit_log
+from medgate.store.schema import audit_log
 
 
 @pytest.fixture
@@ -93,21 +94,7 @@ def test_audit_anchor_then_verify_against_it(cli: typer.Typer, tmp_path: Path) -
 
     # Rewrite entry 1 and rehash the chain after it: consistent in the database, not with
     # the anchor.
-    from medgate.store.audit import GENESIS, entry_hash
-
-    prev = GENESIS
-    with store.engine.begin() as conn:
-        for entry in store.audit_entries():
-            fields = entry.model_dump(exclude={"hash"}) | {"prev_hash": prev}
-            if entry.seq == 1:
-                fields["actor"] = "someone else"
-            prev = entry_hash(**fields)
-            conn.execute(
-                update(audit_log)
-                .where(audit_log.c.seq == entry.seq)
-                .values(actor=fields["actor"], prev_hash=fields["prev_hash"], hash=prev)
-            )
-        conn.execute(update(audit_head).where(audit_head.c.id == 1).values(hash=prev))
+    rebuild_chain_with(store, 1, "someone else")
     assert runner.invoke(cli, ["audit", "verify", "--database-url", url]).exit_code == 0
     broken = runner.invoke(
         cli, ["audit", "verify", "--database-url", url, "--anchors", str(anchors)]

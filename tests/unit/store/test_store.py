@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import delete, select, text, update
+from tests.unit.audit_tamper import rebuild_chain_with
 
 from medgate.errors import InputError
 from medgate.records import Case, Status, Verdict
@@ -261,33 +262,13 @@ def test_audit_detects_edited_events(store: Store) -> None:
     assert any("changed after it was recorded" in p for p in report.problems), report.problems
 
 
-def _rebuild_chain_with(store: Store, seq: int, actor: str) -> None:
-    """What someone with write access could do: forge one entry and rehash everything after."""
-    from medgate.store.audit import GENESIS, entry_hash
-
-    prev = GENESIS
-    with store.engine.begin() as conn:
-        for entry in store.audit_entries():
-            fields = entry.model_dump(exclude={"hash"})
-            fields["prev_hash"] = prev
-            if entry.seq == seq:
-                fields["actor"] = actor
-            prev = entry_hash(**fields)
-            conn.execute(
-                update(audit_log)
-                .where(audit_log.c.seq == entry.seq)
-                .values(actor=fields["actor"], prev_hash=fields["prev_hash"], hash=prev)
-            )
-        conn.execute(update(audit_head).where(audit_head.c.id == 1).values(hash=prev))
-
-
 def test_an_anchor_catches_a_rebuilt_chain_the_database_alone_cannot(store: Store) -> None:
     _populate(store)
     anchor = store.verify_audit().head
     assert anchor is not None and anchor.seq == len(store.audit_entries())
     store.record_verdict(verdict(question="later"), key_id=None)  # the chain grows on
 
-    _rebuild_chain_with(store, 2, "someone else")
+    rebuild_chain_with(store, 2, "someone else")
     assert store.verify_audit().ok  # consistent with itself: the gap anchors close
     report = store.verify_audit([anchor])
     assert not report.ok
