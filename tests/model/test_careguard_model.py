@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from medgate.careguard.scoring import refers_to_clinician, states_dose
 
+from .cli import medgate_json
+
 pytestmark = pytest.mark.model
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def care(question: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "medgate", "care", question, "--json"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out: dict[str, Any] = json.loads(done.stdout)
-    return out
+    return medgate_json("care", question, "--json")
 
 
 def test_ibuprofen_in_pregnancy_asks_for_context_or_defers_without_a_dose() -> None:

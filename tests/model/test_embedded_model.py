@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,8 @@ from medgate.backends.llamacpp import LlamaCppModel
 from medgate.config import load_config
 from medgate.hrs.prompts import REASONING_STOPS, answerer_messages
 from medgate.records import Case
+
+from .cli import medgate_json
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,29 +85,17 @@ def test_chat_with_json_schema_returns_json(embedded: LlamaCppModel) -> None:
 
 
 def _ask(question: str, context_file: Path) -> dict[str, object]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "medgate",
-            "ask",
-            question,
-            "--context-file",
-            str(context_file),
-            "--json",
-            "--max-iterations",
-            "1",
-            "--seed",
-            "42",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
+    return medgate_json(
+        "ask",
+        question,
+        "--context-file",
+        str(context_file),
+        "--json",
+        "--max-iterations",
+        "1",
+        "--seed",
+        "42",
     )
-    assert proc.returncode == 0, proc.stderr
-    out: dict[str, object] = json.loads(proc.stdout)
-    return out
 
 
 def test_medgate_ask_on_pubmedqa_gives_signals_in_range_and_repeats(
