@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, func, insert, select, text, update
-from sqlalchemy.engine import Row, make_url
+from sqlalchemy.engine import Row
 from sqlalchemy.exc import SQLAlchemyError
 
 from medgate.config import MedgateConfig
@@ -32,7 +32,13 @@ from medgate.store.audit import (
     digest,
     entry_hash,
 )
-from medgate.store.engine import create_store_engine, database_url, normalise_url
+from medgate.store.engine import (
+    create_store_engine,
+    database_url,
+    normalise_url,
+    redacted_url,
+    without_password,
+)
 from medgate.store.migrations import migrate
 from medgate.store.records import (
     ApiKey,
@@ -99,10 +105,11 @@ class Store:
             migrate(engine)
         except SQLAlchemyError as exc:
             engine.dispose()
-            where = make_url(url).render_as_string(hide_password=True)
             cause = getattr(exc, "orig", None) or exc  # the driver's own message, if any
-            reason = (str(cause).splitlines() or [type(exc).__name__])[0]
-            raise StoreError(f"store: cannot open {where}: {reason}") from exc
+            reason = without_password((str(cause).splitlines() or [type(exc).__name__])[0], url)
+            # `from None`: the driver's exception, kept as the cause, would print its own text
+            # (which may quote the connection string) in any traceback.
+            raise StoreError(f"store: cannot open {redacted_url(url)}: {reason}") from None
         reader = None
         if engine.dialect.name == "sqlite":
             reader = create_store_engine(url, busy_timeout_s=busy_timeout_s, read_only=True)

@@ -113,6 +113,17 @@ def test_audit_anchor_then_verify_against_it(cli: typer.Typer, tmp_path: Path) -
     assert "line 1: not an audit anchor" in bad.output
 
 
+@pytest.mark.parametrize("command", [["keys", "list"], ["audit", "verify"], ["serve"]])
+def test_a_bad_database_url_is_reported_without_its_password(
+    cli: typer.Typer, command: list[str]
+) -> None:
+    url = "postgresql://medgate:s3cret-Pa55@db.example:notaport/medgate"
+    done = CliRunner().invoke(cli, [*command, "--database-url", url])
+    assert done.exit_code == 2
+    assert "medgate:***@db.example" in done.output
+    assert "s3cret-Pa55" not in done.output
+
+
 def test_gate_factory_spec() -> None:
     factory = load_gate_factory("medgate.config:load_config")
     assert callable(factory)
