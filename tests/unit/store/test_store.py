@@ -26,7 +26,6 @@ from medgate.store import (
 )
 from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
 
-
 HELD_BACK = HeldBackAnswer(answer="yes", reasoning="Two small trials agree.", source="hrs round 0")
 
 
@@ -263,9 +262,7 @@ def test_audit_detects_an_edited_escalation(store: Store, column: str, value: st
     assert stored.escalation is not None
     esc = stored.escalation.id
     store.claim(esc, clinician=key.id)
-    store.resolve(
-        esc, clinician=key.id, resolution=Resolution.ANSWER, note="checked", answer="No."
-    )
+    store.resolve(esc, clinician=key.id, resolution=Resolution.ANSWER, note="checked", answer="No.")
     if column == "verdict_id":  # point the case at another, real verdict
         value = store.record_verdict(verdict(Status.RELEASED), key_id=None).id
     assert store.verify_audit().ok
