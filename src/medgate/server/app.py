@@ -450,8 +450,18 @@ def _add_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
 
 
+#: Methods counted under their own name; anything else a client sends is counted as "other",
+#: so that made-up methods cannot grow the metrics without bound.
+COUNTED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def method_label(method: str) -> str:
+    return method if method in COUNTED_METHODS else "other"
+
+
 class _RequestMetrics:
-    """Counts requests by route template (not raw path, which would explode the labels)."""
+    """Counts requests by route template (not raw path, which would explode the labels) and by
+    method (a fixed set)."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -467,7 +477,8 @@ class _RequestMetrics:
             if message["type"] == "http.response.start":
                 route = scope.get("route")
                 name = getattr(route, "path", None) or "unmatched"
-                self.metrics.requests.labels(scope["method"], name, str(message["status"])).inc()
+                method = method_label(scope["method"])
+                self.metrics.requests.labels(method, name, str(message["status"])).inc()
                 self.metrics.latency.labels(name).observe(time.perf_counter() - started)
             await send(message)
 

@@ -490,3 +490,13 @@ def test_metrics(client: TestClient, keys: Keys) -> None:
     assert "medgate_gate_failures_total 1.0" in text
     assert "medgate_escalations_open 2.0" in text
     assert 'route="/v1/check"' in text
+
+
+def test_made_up_http_methods_share_one_metrics_label(client: TestClient, keys: Keys) -> None:
+    for n in range(20):
+        client.request(f"FAKE{n}", "/healthz")
+    client.request("PROPFIND", "/v1/check")
+    text = client.get("/metrics", headers=keys.auth(keys.admin)).text
+    methods = set(re.findall(r'medgate_http_requests_total\{[^}]*method="([^"]+)"', text))
+    assert methods == {"other"}  # this scrape is counted once it has answered
+    assert 'medgate_http_requests_total{code="405",method="other",route="/healthz"} 20.0' in text
