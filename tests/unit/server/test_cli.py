@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from service_gate import ESCALATING
 from sqlalchemy import update
 from tests.unit.audit_tamper import rebuild_chain_with
 from typer.testing import CliRunner
@@ -173,7 +174,7 @@ def test_serve_starts_uvicorn_with_a_gate_factory(tmp_path: Path) -> None:
             time.sleep(0.1)
         response = httpx.post(
             f"http://127.0.0.1:{port}/v1/check",
-            json={"question": "please escalate"},
+            json={"question": ESCALATING, "labels": "yes,no,maybe"},
             headers={"Authorization": f"Bearer {token}"},
         )
         assert response.status_code == 200
