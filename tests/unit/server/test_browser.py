@@ -3,11 +3,11 @@ scripted fake models: ask, see the safety panel, then work an escalation as a cl
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_support import ask, chromium, fill, open_queue, queue_case, require_chromium
 from service_gate import (
     ESCALATING,
     GENERAL,
@@ -21,33 +21,10 @@ from service_support import Keys, running_server, service_config
 from medgate.server import create_app
 from medgate.store import EscalationState, Resolution, Store
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-    "--window-size=1200,1000",
-]
+require_chromium()
 
-selenium = pytest.importorskip("selenium", reason="selenium is in the 'dev' extra")
-if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()) and not shutil.which("chromium"):
-    pytest.skip(
-        "Chromium not installed (Debian packages 'chromium' and 'chromium-driver': "
-        "scripts/ci-apt-packages.txt)",
-        allow_module_level=True,
-    )
-
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
-from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -60,42 +37,8 @@ def server_url(tmp_path: Path, store: Store, gate: ServiceGate) -> Iterator[str]
 
 @pytest.fixture
 def browser() -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
-
-
-def _fill(driver: WebDriver, element_id: str, text: str) -> None:
-    element = driver.find_element(By.ID, element_id)
-    element.clear()
-    element.send_keys(text)
-
-
-def _ask(browser: WebDriver, question: str, labels: str = "") -> None:
-    _fill(browser, "question", question)
-    Select(browser.find_element(By.ID, "labels")).select_by_value(labels)
-    browser.find_element(By.ID, "ask").click()
-
-
-def _open_queue(browser: WebDriver, token: str, state: str = "open") -> None:
-    browser.find_element(By.ID, "tab-queue").click()
-    _fill(browser, "clinician-key", token)
-    Select(browser.find_element(By.ID, "queue-state")).select_by_value(state)
-    shown = browser.find_elements(By.CSS_SELECTOR, "li.case")
-    browser.find_element(By.ID, "load-queue").click()
-    if shown:  # wait for the list to be replaced, not for the old one to be found again
-        WebDriverWait(browser, 20).until(ec.staleness_of(shown[0]))
-
-
-def _case(browser: WebDriver, esc_id: str) -> WebElement:
-    return WebDriverWait(browser, 20).until(
-        ec.presence_of_element_located((By.CSS_SELECTOR, f'li.case[data-id="{esc_id}"]'))
-    )
+    with chromium() as driver:
+        yield driver
 
 
 def test_ask_then_approve_as_clinician(
@@ -106,8 +49,8 @@ def test_ask_then_approve_as_clinician(
     assert browser.title == "medgate"
 
     # A patient question: routed to CareGuard, released with the safety panel of its answer.
-    _fill(browser, "client-key", keys.client)
-    _ask(browser, GENERAL)
+    fill(browser, "client-key", keys.client)
+    ask(browser, GENERAL)
     wait.until(ec.visibility_of_element_located((By.ID, "safety")))
     assert browser.find_element(By.ID, "status").text == "released"
     assert browser.find_element(By.ID, "route").text.startswith("Answered by the CareGuard")
@@ -121,7 +64,7 @@ def test_ask_then_approve_as_clinician(
     assert kinds == ["route", "triage", "answer", "signals", "safety", "safety", "decision"]
 
     # A closed research question the HRS gate escalates: nothing the model wrote is on the page.
-    _ask(browser, ESCALATING, "yes,no,maybe")
+    ask(browser, ESCALATING, "yes,no,maybe")
     wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "escalated"))
     assert not browser.find_element(By.ID, "safety").is_displayed()
     assert browser.find_element(By.ID, "route").text.startswith("Answered by the HRS gate")
@@ -134,8 +77,8 @@ def test_ask_then_approve_as_clinician(
     assert store.get_escalation(esc_id).state is EscalationState.OPEN
 
     # The clinician sees the held-back answer and its reasoning, claims and approves it.
-    _open_queue(browser, keys.clinician)
-    case = _case(browser, esc_id)
+    open_queue(browser, keys.clinician)
+    case = queue_case(browser, esc_id)
     assert ESCALATING in case.find_element(By.CLASS_NAME, "question").text
     held = case.find_element(By.CLASS_NAME, "model-answer").text
     assert held == "Model's answer (held back, hrs round 0): yes"
@@ -143,12 +86,14 @@ def test_ask_then_approve_as_clinician(
     assert case.find_element(By.CLASS_NAME, "reasoning").text == HELD_REASONING
     case.find_element(By.CLASS_NAME, "claim").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), "Claimed"))
-    case = _case(browser, esc_id)
+    case = queue_case(browser, esc_id)
     Select(case.find_element(By.CLASS_NAME, "action")).select_by_value("approve")
     case.find_element(By.CLASS_NAME, "clinician-note").send_keys("baseline reading is right")
     case.find_element(By.CLASS_NAME, "do-resolve").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), "Resolved (approve)"))
-    assert "released: yes" in _case(browser, esc_id).find_element(By.CLASS_NAME, "outcome").text
+    assert (
+        "released: yes" in queue_case(browser, esc_id).find_element(By.CLASS_NAME, "outcome").text
+    )
 
     # Back on the asking side, the approved answer is there, and still no reasoning.
     browser.find_element(By.ID, "tab-ask").click()
@@ -171,30 +116,30 @@ def test_a_clinician_hands_a_case_over_then_it_is_answered(
 ) -> None:
     wait = WebDriverWait(browser, 20)
     browser.get(server_url + "/")
-    _fill(browser, "client-key", keys.client)
-    _ask(browser, ESCALATING, "yes,no,maybe")
+    fill(browser, "client-key", keys.client)
+    ask(browser, ESCALATING, "yes,no,maybe")
     wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "escalated"))
     esc_id = browser.find_element(By.ID, "escalation").text.removeprefix("Escalation ").strip()
     dr_b = next(k.id for k in store.list_keys() if k.name == "dr b")
 
-    _open_queue(browser, keys.clinician)
-    _case(browser, esc_id).find_element(By.CLASS_NAME, "claim").click()
+    open_queue(browser, keys.clinician)
+    queue_case(browser, esc_id).find_element(By.CLASS_NAME, "claim").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), "Claimed"))
-    case = _case(browser, esc_id)
+    case = queue_case(browser, esc_id)
     Select(case.find_element(By.CLASS_NAME, "colleague")).select_by_value(dr_b)
     case.find_element(By.CLASS_NAME, "reassign").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), f"Reassigned to {dr_b}"))
     assert store.get_escalation(esc_id).claimed_by == dr_b
 
     # Dr B gives it back to the queue, then Dr A takes it again and answers it.
-    _open_queue(browser, keys.other_clinician, "claimed")
-    _case(browser, esc_id).find_element(By.CLASS_NAME, "release").click()
+    open_queue(browser, keys.other_clinician, "claimed")
+    queue_case(browser, esc_id).find_element(By.CLASS_NAME, "release").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), "Released"))
     assert store.get_escalation(esc_id).state is EscalationState.OPEN
-    _open_queue(browser, keys.clinician)
-    _case(browser, esc_id).find_element(By.CLASS_NAME, "claim").click()
+    open_queue(browser, keys.clinician)
+    queue_case(browser, esc_id).find_element(By.CLASS_NAME, "claim").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "queue-message"), "Claimed"))
-    case = _case(browser, esc_id)
+    case = queue_case(browser, esc_id)
     Select(case.find_element(By.CLASS_NAME, "action")).select_by_value("answer")
     case.find_element(By.CLASS_NAME, "clinician-answer").send_keys("Probably not; see the trial.")
     case.find_element(By.CLASS_NAME, "clinician-note").send_keys("read the full paper")
