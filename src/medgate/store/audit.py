@@ -23,11 +23,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Column, Table
 
 from medgate.errors import InputError
-from medgate.records import Record
-from medgate.store.records import AuditAnchor, AuditEntry, EscalationState
+from medgate.store.records import AuditAnchor, AuditEntry, EscalationRow, EscalationState
 
 GENESIS = "0" * 64
 
@@ -119,30 +117,12 @@ def _check_verdict(entry: AuditEntry, verdict_digests: Mapping[str, str]) -> lis
     return []
 
 
-class EscalationRow(Record):
-    """The columns of an escalation row that its audit entries pin down."""
-
-    id: str
-    verdict_id: str
-    state: str
-    claimed_by: str | None = None
-    claimed_at: str | None = None
-    resolution: str | None = None
-    answer: str | None = None
-    note: str | None = None
-    resolved_by: str | None = None
-    resolved_at: str | None = None
-
-    @classmethod
-    def columns(cls, table: Table) -> list[Column[Any]]:
-        return [table.c[name] for name in cls.model_fields]
-
-    def pinned(self) -> dict[str, str | None]:
-        """What the trail records of this row: the note and answer by their digests."""
-        values = self.model_dump(exclude={"id", "answer", "note"})
-        values["answer_sha256"] = None if self.answer is None else digest(self.answer)
-        values["note_sha256"] = None if self.note is None else digest(self.note)
-        return values
+def _pinned(row: EscalationRow) -> dict[str, str | None]:
+    """What the trail records of a row: every column but the id, note and answer by digest."""
+    values: dict[str, str | None] = row.model_dump(mode="json", exclude={"id", "answer", "note"})
+    values["answer_sha256"] = None if row.answer is None else digest(row.answer)
+    values["note_sha256"] = None if row.note is None else digest(row.note)
+    return values
 
 
 _OPEN = EscalationState.OPEN.value
@@ -186,6 +166,7 @@ def check_escalations(
             if entry.action == "escalation.open":
                 expected[entry.subject] = {
                     "verdict_id": str(payload["verdict"]),
+                    "created_at": entry.at,
                     "state": _OPEN,
                     **dict.fromkeys(
                         ("claimed_by", "claimed_at", "resolution", "resolved_by", "resolved_at")
@@ -210,7 +191,7 @@ def check_escalations(
         elif wanted is None:
             problems.append(f"escalation {escalation_id} has no audit entry")
         else:
-            found = row.pinned()
+            found = _pinned(row)
             changed = sorted(k for k in wanted if found.get(k) != wanted[k])
             if changed:
                 fields = ", ".join(k.removesuffix("_sha256") for k in changed)

@@ -25,7 +25,6 @@ from medgate.errors import InputError
 from medgate.events import Event
 from medgate.records import Status, Verdict
 from medgate.store.audit import (
-    EscalationRow,
     canonical_json,
     check_chain,
     check_escalations,
@@ -47,6 +46,7 @@ from medgate.store.records import (
     AuditReport,
     ConflictError,
     Escalation,
+    EscalationRow,
     EscalationState,
     NotFoundError,
     Resolution,
@@ -455,9 +455,10 @@ class Store:
                     select(verdicts.c.id, verdicts.c.verdict_json, verdicts.c.events_json)
                 )
             }
+            columns = [escalations.c[name] for name in EscalationRow.model_fields]
             queue = {
                 row.id: EscalationRow.model_validate(row._asdict())
-                for row in conn.execute(select(*EscalationRow.columns(escalations)))
+                for row in conn.execute(select(*columns))
             }
             rows = conn.execute(select(audit_log).order_by(audit_log.c.seq)).all()
         entries = [AuditEntry.model_validate(row._asdict()) for row in rows]

@@ -252,6 +252,7 @@ def test_a_claimed_case_can_be_released_or_handed_over(store: Store) -> None:
         ("resolved_by", "dr-x"),
         ("state", "open"),
         ("claimed_by", None),
+        ("created_at", "2020-01-01T00:00:00+00:00"),
         ("verdict_id", "another verdict"),
     ],
 )
