@@ -21,6 +21,7 @@ from medgate.careguard import CareGuardGate, Controller, Evaluator, Evaluators, 
 from medgate.config import CareGuardConfig, HRSConfig
 from medgate.hrs import HRSGate, ModelOrchestrator
 from medgate.records import Case
+from medgate.redaction import ClientVerdict
 from medgate.routing import RoutingGate
 from medgate.server import create_app
 from medgate.store import EscalationState, Resolution, Role, Store
@@ -114,14 +115,7 @@ def test_a_client_check_holds_back_what_the_clinician_sees(
     assert reasoning[1] not in streamed.text
     for response in (checked, as_client):
         # The asker's view, field by field (the abstract itself may say "trace" or the like).
-        assert set(response.json()["verdict"]) == {
-            "status",
-            "answer",
-            "reason",
-            "case",
-            "signals",
-            "route",
-        }
+        assert set(response.json()["verdict"]) == set(ClientVerdict.model_fields)
         assert response.json()["verdict"]["answer"] is None
     answer_events = [e["data"] for e in events if e["kind"] == "answer"]
     assert answer_events == [{}]  # the draft's place in the sequence, none of its text

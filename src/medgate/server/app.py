@@ -182,7 +182,6 @@ def _add_case_routes(app: FastAPI) -> None:
         if key.role is Role.CLIENT and stored.key_id != key.id:
             raise NotFoundError(f"no verdict {verdict_id!r}")
         esc = stored.escalation
-        answered = esc is not None and esc.resolution is Resolution.ANSWER
         return VerdictStatusResponse(
             verdict_id=stored.id,
             created_at=stored.created_at,
@@ -191,7 +190,9 @@ def _add_case_routes(app: FastAPI) -> None:
             released_answer=released_answer(stored),
             escalation_state=None if esc is None else esc.state,
             resolution=None if esc is None else esc.resolution,
-            clinician_answer=esc.answer if answered and esc is not None else None,
+            clinician_answer=(
+                esc.answer if esc is not None and esc.resolution is Resolution.ANSWER else None
+            ),
             clinician_note=None if esc is None else esc.note,
         )
 
