@@ -10,7 +10,9 @@ What the fake models say, by question:
 * any other question goes to CareGuard. General questions get :data:`RELEASED_DRAFT`, released
   with a disclaimer and one medium claim flag. A medicine question with its patient context
   (:data:`PATIENT`) gets :data:`BLOCKED_DRAFT`, which states a dose: the rules fail it every
-  round and the case is blocked with a safe refusal. A pregnancy question without context gets
+  round and the case is blocked with a safe refusal. A question about toxins gets
+  :data:`JUDGED_DRAFT`, which the judges score 4, quoting the prompt before their verdict as a
+  sloppy small model does; it is blocked too. A pregnancy question without context gets
   screening questions; self-harm gets crisis guidance.
 """
 
@@ -20,7 +22,7 @@ import json
 import threading
 from collections.abc import Callable, Sequence
 
-from medgate.backends.base import Completion
+from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
 from medgate.careguard import CareGuardGate, Controller, Evaluator, Evaluators, Generator, Judge
 from medgate.config import CareGuardConfig, HRSConfig
@@ -36,12 +38,14 @@ RELEASED_DRAFT = (
     "A 2019 review found that eating more fiber lowers the risk of heart disease."
 )
 BLOCKED_DRAFT = "Take 10 mg more warfarin each day; that is fine for you."
+JUDGED_DRAFT = "Juice cleanses flush every toxin out of the body within three days."
 PATIENT = {"age_group": "18_64", "other_medications": "none", "allergies": "none"}
 
 ESCALATING = "Does drug X reduce mortality in sepsis?"
 RESEARCH = "Is aspirin an antiplatelet drug?"
 GENERAL = "What foods are high in fiber?"
 BLOCKED = "Can I double my warfarin dose?"
+JUDGED = "Do juice cleanses remove toxins?"
 PREGNANT = "Can I take ibuprofen while pregnant?"
 
 
@@ -78,13 +82,23 @@ def _generator() -> FakeModel:
     return (
         FakeModel("generator")
         .script_completion("warfarin", _draft(BLOCKED_DRAFT), repeat=True)
+        .script_completion("toxins", _draft(JUDGED_DRAFT), repeat=True)
         .script_completion("Patient question", _draft(RELEASED_DRAFT), repeat=True)
     )
 
 
 def _judge(name: str) -> FakeModel:
     verdict = json.dumps({"justification": "accurate and cautious", "score": 1})
-    return FakeModel(name).script_chat("Answer to review", verdict, repeat=True)
+    failing = json.dumps({"justification": "the toxin claim is unsupported", "score": 4})
+
+    def quoting(messages: Sequence[ChatMessage]) -> str:
+        return f"Reviewing this:\n{messages[-1].content}\n\nMy verdict: {failing}"
+
+    return (
+        FakeModel(name)
+        .script_chat("Juice cleanses", quoting, repeat=True)
+        .script_chat("Answer to review", verdict, repeat=True)
+    )
 
 
 def real_gate() -> RoutingGate:
@@ -148,4 +162,11 @@ def gate_factory(config: object) -> ServiceGate:
 
 def held_back_texts() -> Sequence[str]:
     """Model text a client must never receive for the escalated and blocked cases."""
-    return (HELD_REASONING, ORCHESTRATOR_RATIONALE, BLOCKED_DRAFT, "accurate and cautious")
+    return (
+        HELD_REASONING,
+        ORCHESTRATOR_RATIONALE,
+        BLOCKED_DRAFT,
+        JUDGED_DRAFT,
+        "accurate and cautious",
+        "the toxin claim is unsupported",
+    )
