@@ -114,7 +114,7 @@ function showEvent(item) {
 
 const ROUTES = {
   hrs: "HRS gate (closed research question)",
-  careguard: "CareGuard (question about health or care, triaged first)",
+  careguard: "CareGuard gate (question about health or care, triaged first)",
 };
 
 function summarise(item) {
