@@ -97,9 +97,12 @@ def test_severity(sentence: str, severity: Severity) -> None:
         ("in NCT01234567.", CitationKind.NCT, "NCT01234567"),
         ("see doi:10.1056/NEJMoa1511939.", CitationKind.DOI, "10.1056/nejmoa1511939"),
         ("see https://doi.org/10.1000/xyz123 now", CitationKind.DOI, "10.1000/xyz123"),
-        ("Smith et al. (2020) found", CitationKind.AUTHOR_YEAR, "2020"),
-        ("(Horby et al., 2021)", CitationKind.AUTHOR_YEAR, "2021"),
-        ("(Smith & Jones, 2019)", CitationKind.AUTHOR_YEAR, "2019"),
+        ("Smith et al. (2020) found", CitationKind.AUTHOR_YEAR, "Smith 2020"),
+        ("(Horby et al., 2021)", CitationKind.AUTHOR_YEAR, "Horby 2021"),
+        ("(Smith & Jones, 2019)", CitationKind.AUTHOR_YEAR, "Smith 2019"),
+        ("Smith, Brown and Taylor (2021) showed", CitationKind.AUTHOR_YEAR, "Smith 2021"),
+        ("(van der Berg et al., 2018; Li, 2019)", CitationKind.AUTHOR_YEAR, "van der Berg 2018"),
+        ("(doi:10.1016/S0140-6736(10)60835-5).", CitationKind.DOI, "10.1016/s0140-6736(10)60835-5"),
     ],
 )
 def test_citation_forms(text: str, kind: CitationKind, value: str) -> None:

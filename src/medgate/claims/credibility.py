@@ -20,6 +20,8 @@ class SourceType(StrEnum):
     PUBMED = "pubmed"
     CLINICALTRIALS = "clinicaltrials"
     OPENFDA = "openfda"
+    CROSSREF = "crossref"
+    """A work found by its DOI or by author and year in Crossref."""
     PREPRINT = "preprint"
     WEB = "web"
 
@@ -192,6 +194,20 @@ def score_source(
             CredibilityTier.PEER_REVIEWED,
             "Peer-reviewed article indexed in PubMed",
             "Safe to cite",
+        )
+    if kind is SourceType.CROSSREF:
+        if journal and is_tier1_journal(journal):
+            return result(
+                98,
+                CredibilityTier.TIER1_JOURNAL,
+                "High-impact peer-reviewed journal",
+                "Safe to cite",
+            )
+        return result(
+            75,
+            CredibilityTier.ACADEMIC,
+            "Scholarly work registered with Crossref; peer review not confirmed",
+            "Check the venue before relying on it",
         )
     if kind is SourceType.CLINICALTRIALS:
         return result(

@@ -139,7 +139,7 @@ def check_safety(
     if verification is not None and verification.count(CitationStatus.UNCHECKED):
         warnings.append(
             f"{verification.count(CitationStatus.UNCHECKED)} citation(s) could not be checked "
-            "(DOI, author-year or reference without an id)"
+            "(a reference without an id, or [n] without a reference list)"
         )
     warnings.extend(notes)
     if failures:
