@@ -21,6 +21,7 @@ from medgate.claims.safety_check import SafetyCheck
 from medgate.claims.support import LexicalSupportJudge, SupportJudge
 from medgate.claims.verification import CitationVerifier
 from medgate.config import MedgateConfig
+from medgate.errors import PrerequisiteError
 
 
 class ClaimsChecker:
@@ -54,9 +55,15 @@ def build_detector(config: MedgateConfig) -> ClaimDetector | None:
     if config.claims.detector == "rules":
         return None
     from medgate.claims.learned import ARTIFACT_FILE, LearnedClaimDetector
-    from medgate.embeddings import default_embedder
+    from medgate.embeddings import INSTALL, default_embedder
 
-    embedder = default_embedder(config.backend.n_threads or 1)
+    try:
+        embedder = default_embedder(config.backend.n_threads or 1)
+    except PrerequisiteError as exc:
+        raise PrerequisiteError(
+            f"the learned claim detector needs sentence embeddings: {INSTALL} "
+            "(or detect with the rules alone: MEDGATE_CLAIMS__DETECTOR=rules)"
+        ) from exc
     return LearnedClaimDetector.load(embedder, config.claims.detector_path or ARTIFACT_FILE)
 
 
