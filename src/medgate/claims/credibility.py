@@ -181,7 +181,7 @@ def score_source(
             domain=host,
         )
 
-    if kind is SourceType.PUBMED:
+    if kind in (SourceType.PUBMED, SourceType.CROSSREF):
         if journal and is_tier1_journal(journal):
             return result(
                 98,
@@ -189,18 +189,11 @@ def score_source(
                 "High-impact peer-reviewed journal",
                 "Safe to cite",
             )
-        return result(
-            90,
-            CredibilityTier.PEER_REVIEWED,
-            "Peer-reviewed article indexed in PubMed",
-            "Safe to cite",
-        )
-    if kind is SourceType.CROSSREF:
-        if journal and is_tier1_journal(journal):
+        if kind is SourceType.PUBMED:
             return result(
-                98,
-                CredibilityTier.TIER1_JOURNAL,
-                "High-impact peer-reviewed journal",
+                90,
+                CredibilityTier.PEER_REVIEWED,
+                "Peer-reviewed article indexed in PubMed",
                 "Safe to cite",
             )
         return result(
