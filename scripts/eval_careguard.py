@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from medgate.careguard import build_careguard
+from medgate.careguard.build import build_careguard
 from medgate.careguard.evaluation import (
     DEFAULT_ANSWERS,
     EvalItem,

@@ -2,7 +2,8 @@
 
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import InputError, MedgateError, ModelError, PrerequisiteError
-from medgate.records import Case, LabelSet, Status, Trace, Verdict
+from medgate.records import Case, LabelSet, Status
+from medgate.verdict import Trace, Verdict
 
 __version__ = "0.1.0"
 

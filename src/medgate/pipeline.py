@@ -15,12 +15,15 @@ from medgate.careguard.build import build_careguard, build_full
 from medgate.config import KnowledgeSource, MedgateConfig
 from medgate.errors import ConfigError
 from medgate.eval.calibrate import apply_artifact, calibration_path, load_artifact
-from medgate.events import Gate
+from medgate.events import ErrorEvent, EventSink, Failure, Gate, RouteEvent, discard
 from medgate.hrs.gate import HRSGate
 from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
 from medgate.hrs.rarity import RarityCentroid, load_centroid
 from medgate.hrs.retrieval import BM25Index
-from medgate.routing import RoutingGate
+from medgate.records import Case, Status
+from medgate.routing import STAGE as ROUTE_STAGE
+from medgate.routing import Route, choose_route
+from medgate.verdict import Trace, Verdict
 
 
 class ModelPool:
@@ -74,6 +77,30 @@ def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSG
     if "rarity" in hrs.signals:
         centroid = load_centroid(rarity_artifact_path(config, answerer), answerer)
     return HRSGate(answerer, build_orchestrator(config, pool), hrs, centroid)
+
+
+class RoutingGate:
+    """Implements :class:`medgate.events.Gate` by handing each case to the gate of its route
+    (:func:`medgate.routing.choose_route`)."""
+
+    def __init__(self, research: Gate, patient: Gate) -> None:
+        self.gates: dict[Route, Gate] = {Route.RESEARCH: research, Route.PATIENT: patient}
+
+    def check(self, case: Case, events: EventSink = discard) -> Verdict:
+        choice = choose_route(case)
+        events(RouteEvent(stage=ROUTE_STAGE, data=choice))
+        try:
+            verdict = self.gates[choice.route].check(case, events)
+        except Exception as exc:  # gates fail closed themselves; this one does not rely on it
+            failure = f"{choice.route.value} gate raised {type(exc).__name__}: {exc}"
+            events(ErrorEvent(stage=ROUTE_STAGE, data=Failure(error=failure)))
+            verdict = Verdict(
+                status=Status.ESCALATED,
+                reason="the safety check did not complete, so the case is held for a clinician",
+                case=case,
+                trace=Trace(errors=[failure]),
+            )
+        return verdict.model_copy(update={"trace": verdict.trace.with_report(choice)})
 
 
 def build_routing_gate(config: MedgateConfig, pool: ModelPool) -> RoutingGate:

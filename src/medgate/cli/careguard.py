@@ -10,7 +10,8 @@ import typer
 from pydantic import ValidationError
 
 from medgate.errors import InputError
-from medgate.records import Case, Status, Verdict
+from medgate.records import Case, Status
+from medgate.verdict import Verdict
 
 #: --answers larger than this is refused.
 MAX_ANSWERS_CHARS = 8_000
@@ -47,22 +48,21 @@ def make_care_case(question: str, patient: dict[str, str]) -> Case:
 
 
 def care_json(verdict: Verdict) -> dict[str, Any]:
-    from medgate.careguard import screening_payload
+    from medgate.careguard.gate import screening_questions
     from medgate.cli.core import verdict_json
 
     out = verdict_json(verdict)
-    out["questions"] = screening_payload(verdict)
+    out["questions"] = [q.model_dump(mode="json") for q in screening_questions(verdict)]
     return out
 
 
 def ask_screening(verdict: Verdict) -> dict[str, str]:
     """Ask the screening questions on the terminal; returns field -> option key."""
-    from medgate.careguard import ScreeningQuestion, screening_payload
+    from medgate.careguard.gate import screening_questions
 
     answers: dict[str, str] = {}
     typer.echo("Before answering, a few questions:")
-    for raw in screening_payload(verdict):
-        question = ScreeningQuestion.model_validate(raw)
+    for question in screening_questions(verdict):
         typer.echo(f"\n{question.text}")
         for i, option in enumerate(question.options, 1):
             typer.echo(f"  {i}. {option.label}")
@@ -77,17 +77,19 @@ def ask_screening(verdict: Verdict) -> dict[str, str]:
 
 
 def print_care(verdict: Verdict) -> None:
+    from medgate.careguard.records import CareGuardReport
     from medgate.cli.core import print_verdict
 
     print_verdict(verdict)
-    stage = verdict.trace.stages.get("careguard") or {}
-    triage = stage.get("triage")
-    if triage:
-        typer.echo(f"category: {', '.join(triage['categories'])}")
-    for rnd in stage.get("rounds") or []:
+    report = verdict.trace.report(CareGuardReport)
+    if report is None:
+        return
+    if report.triage is not None:
+        typer.echo(f"category: {', '.join(c.value for c in report.triage.categories)}")
+    for rnd in report.rounds:
         typer.echo(
-            f"round {rnd['iteration']}: SRA {rnd['sra']['score']}  HRA {rnd['hra']['score']}"
-            f"  {'pass' if rnd['passed'] else 'fail'}"
+            f"round {rnd.iteration}: SRA {rnd.sra.score}  HRA {rnd.hra.score}"
+            f"  {'pass' if rnd.passed else 'fail'}"
         )
 
 
@@ -111,7 +113,7 @@ def care(
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Answer a patient's question through CareGuard: screen, answer, check, refine or block."""
-    from medgate.careguard import build_careguard
+    from medgate.careguard.build import build_careguard
     from medgate.cli.core import config_with
     from medgate.pipeline import ModelPool
 

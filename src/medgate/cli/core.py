@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from medgate.config import DEFAULT_MODEL, MedgateConfig, config_file, load_config
 from medgate.errors import InputError
-from medgate.records import MAX_CONTEXT_CHARS, Case, LabelSet, Verdict
+from medgate.records import MAX_CONTEXT_CHARS, Case, LabelSet
+from medgate.verdict import Verdict
 
 ModelOpt = Annotated[
     str | None, typer.Option("--model", "-m", help="Model spec (overrides MEDGATE_MODEL).")

@@ -8,6 +8,7 @@ threshold setting from one recording, without new model calls.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import Field
 
@@ -160,3 +161,13 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
     if traj.stopped is not None:
         return _escalate(*endings[traj.stopped])
     return None
+
+
+class HRSReport(Record):
+    """The HRS stage's evidence in a verdict's trace: the decision and every round behind it."""
+
+    stage: Literal["hrs"] = "hrs"
+    decision: Decision
+    trajectory: Trajectory
+    orchestrator: str = Field(description="Which orchestrator injected knowledge.")
+    answerer: str = Field(description="The answering model, as configured.")

@@ -3,39 +3,38 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from medgate.backends.base import WhiteBoxModel
 from medgate.config import HRSConfig
-from medgate.events import Event, EventKind, EventSink, discard
-from medgate.hrs.decision import Decision, Iteration, Outcome, StopReason, Trajectory, decide
+from medgate.events import (
+    AnswerEvent,
+    DecisionEvent,
+    DraftAnswer,
+    ErrorEvent,
+    EventSink,
+    Failure,
+    GateDecision,
+    SignalsEvent,
+    discard,
+)
+from medgate.hrs.decision import (
+    Decision,
+    HRSReport,
+    Iteration,
+    Outcome,
+    StopReason,
+    Trajectory,
+    decide,
+)
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import Action, IterationView, Orchestrator, OrchestratorStep
 from medgate.hrs.probe import needs_of, probe
 from medgate.hrs.rarity import RarityCentroid
 from medgate.hrs.signals import Need, SignalContext, build_signals
-from medgate.records import (
-    Case,
-    HeldBackAnswer,
-    Record,
-    SignalValue,
-    Status,
-    Timing,
-    Trace,
-    Usage,
-    Verdict,
-)
+from medgate.records import Case, HeldBackAnswer, SignalValue, Status, Timing, Usage
+from medgate.verdict import Trace, Verdict
 
 STAGE = "hrs"
-
-
-class HRSReport(Record):
-    """The HRS stage's evidence in a verdict's trace."""
-
-    decision: Decision
-    trajectory: Trajectory
-    orchestrator: str
-    answerer: str
 
 
 class HRSGate:
@@ -116,22 +115,17 @@ class HRSGate:
         except Exception as exc:  # a safety gate fails closed on any failure
             traj.stopped = StopReason.ERROR
             traj.stop_detail = f"{type(exc).__name__}: {exc}"
-            events(Event(kind=EventKind.ERROR, stage=STAGE, data={"error": traj.stop_detail}))
+            events(ErrorEvent(stage=STAGE, data=Failure(error=traj.stop_detail)))
         return traj
 
     def _emit_round(self, it: Iteration, events: EventSink) -> None:
-        data: dict[str, Any] = {"answer": it.answer, "distribution": it.run.distribution}
-        if it.step is not None:
-            data["injected"] = [f.model_dump() for f in it.step.facts]
-        events(Event(kind=EventKind.ANSWER, stage=STAGE, iteration=it.index, data=data))
-        events(
-            Event(
-                kind=EventKind.SIGNALS,
-                stage=STAGE,
-                iteration=it.index,
-                data={n: s.model_dump() for n, s in it.signals.items()},
-            )
+        answer = DraftAnswer(
+            answer=it.answer,
+            distribution=it.run.distribution,
+            injected=list(it.step.facts) if it.step is not None else None,
         )
+        events(AnswerEvent(stage=STAGE, iteration=it.index, data=answer))
+        events(SignalsEvent(stage=STAGE, iteration=it.index, data=dict(it.signals)))
 
     def check(self, case: Case, events: EventSink = discard) -> Verdict:
         t0 = time.perf_counter()
@@ -155,15 +149,15 @@ class HRSGate:
             trace=self._trace(traj, decision, time.perf_counter() - t0),
         )
         events(
-            Event(
-                kind=EventKind.DECISION,
+            DecisionEvent(
                 stage=STAGE,
                 iteration=decision.iteration,
-                data={
-                    "status": verdict.status.value,
-                    "answer": verdict.answer,
-                    "reason": verdict.reason,
-                },
+                data=GateDecision(
+                    status=verdict.status,
+                    answer=verdict.answer,
+                    reason=verdict.reason,
+                    outcome=decision.outcome.value,
+                ),
             )
         )
         return verdict
@@ -193,7 +187,7 @@ class HRSGate:
         )
         errors = [traj.stop_detail] if traj.stopped is StopReason.ERROR else []
         return Trace(
-            stages={STAGE: report.model_dump(mode="json")},
+            stages={STAGE: report},
             timings=timings,
             usage=usage,
             errors=errors,

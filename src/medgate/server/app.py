@@ -24,8 +24,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from medgate.config import MedgateConfig
 from medgate.errors import InputError, MedgateError
-from medgate.events import Event, EventKind, Gate
+from medgate.events import DecisionEvent, ErrorEvent, Event, Failure, Gate
 from medgate.records import Case
+from medgate.redaction import EventView
 from medgate.server.auth import require
 from medgate.server.limits import BodySizeLimit, RateLimiter
 from medgate.server.metrics import Metrics
@@ -224,13 +225,13 @@ def _check_response(stored: StoredVerdict, role: Role) -> CheckResponse:
 
 
 async def _event_stream(state: Services, case: Case, key: ApiKey) -> AsyncIterator[str]:
-    queue: asyncio.Queue[Event | None] = asyncio.Queue()
-    gate_decision: list[Event] = []
+    queue: asyncio.Queue[EventView | None] = asyncio.Queue()
+    gate_decision: list[DecisionEvent] = []
 
     def on_event(event: Event) -> None:
         # The gate's own decision is held back and merged into the service's, which is sent
         # only once the verdict is committed: the stream never announces an unrecorded verdict.
-        if event.kind is EventKind.DECISION:
+        if isinstance(event, DecisionEvent):
             gate_decision.append(event)
             return
         shown = event_for(key.role, event)
@@ -241,9 +242,7 @@ async def _event_stream(state: Services, case: Case, key: ApiKey) -> AsyncIterat
         try:
             outcome = await state.runner.run(case, on_event)
             if outcome.failure is not None:
-                on_event(
-                    Event(kind=EventKind.ERROR, stage="service", data={"error": outcome.failure})
-                )
+                on_event(ErrorEvent(stage="service", data=Failure(error=outcome.failure)))
             try:
                 stored = await _record(state, outcome, key)
             except HTTPException as exc:

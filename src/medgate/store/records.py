@@ -8,7 +8,8 @@ from pydantic import Field
 
 from medgate.errors import MedgateError
 from medgate.events import Event
-from medgate.records import Record, Status, Verdict
+from medgate.records import Record, Status
+from medgate.verdict import Verdict
 
 
 class Role(StrEnum):

@@ -7,7 +7,6 @@ so a verdict, its escalation and their audit entries are committed together or n
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 import threading
 import uuid
@@ -22,8 +21,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from medgate.config import MedgateConfig
 from medgate.errors import InputError
-from medgate.events import Event
-from medgate.records import Status, Verdict
+from medgate.events import EVENTS, Event
+from medgate.records import Status
 from medgate.store.audit import (
     canonical_json,
     check_chain,
@@ -55,6 +54,7 @@ from medgate.store.records import (
     StoreError,
 )
 from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
+from medgate.verdict import Verdict
 
 SYSTEM_ACTOR = "system"
 _TOKEN_PREFIX = "mg_"
@@ -529,7 +529,7 @@ def _events_json(events: Sequence[Event]) -> str:
 
 
 def _events(text: str) -> list[Event]:
-    return [Event.model_validate(item) for item in json.loads(text)]
+    return EVENTS.validate_json(text)
 
 
 def _escalation_query() -> Any:

@@ -271,7 +271,7 @@ def test_stream_sends_no_model_text_before_the_decision(client: TestClient, keys
         "triage",
         "answer",
         "signals",
-        "safety",
+        "claims",
         "safety",
         "decision",
     ]

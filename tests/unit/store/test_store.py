@@ -12,7 +12,7 @@ from sqlalchemy import delete, select, text, update
 from tests.unit.audit_tamper import rebuild_chain_with
 
 from medgate.errors import InputError
-from medgate.records import Case, HeldBackAnswer, Status, Verdict
+from medgate.records import Case, HeldBackAnswer, Status
 from medgate.store import (
     LATEST_VERSION,
     ConflictError,
@@ -25,6 +25,7 @@ from medgate.store import (
     migrate,
 )
 from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
+from medgate.verdict import Verdict
 
 HELD_BACK = HeldBackAnswer(answer="yes", reasoning="Two small trials agree.", source="hrs round 0")
 
@@ -378,9 +379,9 @@ def test_audit_detects_an_edited_verdict(store: Store) -> None:
 
 
 def test_audit_detects_edited_events(store: Store) -> None:
-    from medgate.events import Event, EventKind
+    from medgate.events import AnswerEvent, DraftAnswer
 
-    draft = Event(kind=EventKind.ANSWER, stage="hrs", data={"text": "Maybe."})
+    draft = AnswerEvent(stage="hrs", data=DraftAnswer(answer="Maybe."))
     stored = store.record_verdict(verdict(), key_id=None, events=[draft])
     assert stored.escalation is not None
     assert store.get_escalation(stored.escalation.id).events == [draft]
