@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from medgate.backends.fake import FakeModel
+from medgate.backends.pool import ModelPool
 from medgate.config import HRSConfig, load_config
 from medgate.eval.calibrate import (
     CalibrationArtifact,
@@ -19,7 +20,7 @@ from medgate.eval.calibrate import (
     evaluate,
     save_artifact,
 )
-from medgate.pipeline import ModelPool, build_hrs_gate
+from medgate.pipeline import build_hrs_gate
 
 
 def s(e: float, p: float, ok: bool) -> Scored:
@@ -90,7 +91,7 @@ def test_build_hrs_gate_picks_up_the_artifact(
 ) -> None:
     config = load_config(cache_dir=tmp_path, model="fake:m")
     fake = FakeModel("fake:m")
-    monkeypatch.setattr(ModelPool, "get", lambda self, spec: fake)
+    monkeypatch.setattr(ModelPool, "get", lambda self, spec, role=None: fake)
     assert build_hrs_gate(config).config.gate_e == 0.5
     art = CalibrationArtifact(
         model_fingerprint=fake.fingerprint,
