@@ -7,12 +7,14 @@ Values merge in this order, later winning: defaults -> TOML file (``MEDGATE_CONF
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -231,6 +233,17 @@ class ServerConfig(Section):
     rate_burst: int = Field(default=20, ge=1, description="Requests a key may make at once.")
 
 
+class CaseLogConfig(Section):
+    """The local case log: one typed record per case that `ask` and `care` decide."""
+
+    enabled: bool = Field(
+        default=True, description="Write each case to the log (`--no-log` skips one case)."
+    )
+    path: Path | None = Field(
+        default=None, description="SQLite file of the log; default cache_dir/cases.db."
+    )
+
+
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
@@ -273,6 +286,10 @@ class CareGuardConfig(Section):
         return value or default
 
 
+#: Settings that say where things run and are kept, not how a case is decided.
+OPERATIONAL_SETTINGS = frozenset({"store", "server", "log", "cache_dir", "data_dir"})
+
+
 class MedgateConfig(BaseSettings):
     """All of medgate's settings in one place."""
 
@@ -289,7 +306,9 @@ class MedgateConfig(BaseSettings):
         "'openai:MODEL', or 'fake'.",
     )
     orchestrator_model: str | None = Field(
-        default=None, description="Orchestrator/agent model; defaults to `model`."
+        default=None,
+        description="Orchestrator/agent model; None: the answering model (`model`), whatever "
+        "sets it.",
     )
     profile: str = Field(
         default="route",
@@ -304,14 +323,17 @@ class MedgateConfig(BaseSettings):
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     careguard: CareGuardConfig = Field(default_factory=CareGuardConfig)
+    log: CaseLogConfig = Field(default_factory=CaseLogConfig)
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
 
-    @model_validator(mode="after")
-    def _orchestrator_defaults_to_model(self) -> MedgateConfig:
-        if self.orchestrator_model is None:
-            self.orchestrator_model = self.model
-        return self
+    def digest(self) -> str:
+        """sha256 of the settings that decide verdicts (models, profile, backend options, the
+        stages' settings), for a case's record: where the store, service, log and directories
+        are does not change a verdict and is left out (the store's URL may hold a password)."""
+        deciding = self.model_dump(mode="json", exclude=set(OPERATIONAL_SETTINGS))
+        text = json.dumps(deciding, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     @classmethod
     def settings_customise_sources(

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from medgate.cli import careguard, claims, core, eval, server
+from medgate.cli import careguard, caselog, claims, core, eval, server
 from medgate.errors import MedgateError
 
 app = typer.Typer(
@@ -21,7 +21,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (core, claims, careguard, eval, server):
+for module in (core, claims, careguard, eval, server, caselog):
     module.register(app)
 
 

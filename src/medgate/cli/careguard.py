@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
 
+from medgate.cli.caselog import NoLogOpt, ProfileOpt, decide, keep
 from medgate.errors import InputError
 from medgate.records import Case, Status
-from medgate.verdict import Verdict
+
+if TYPE_CHECKING:
+    from medgate.case_record import CaseRecord
+    from medgate.verdict import Verdict
 
 #: --answers larger than this is refused.
 MAX_ANSWERS_CHARS = 8_000
@@ -47,11 +51,11 @@ def make_care_case(question: str, patient: dict[str, str]) -> Case:
         raise InputError(str(first["msg"]).removeprefix("Value error, ")) from None
 
 
-def care_json(verdict: Verdict) -> dict[str, Any]:
+def care_json(verdict: Verdict, record_id: str | None = None) -> dict[str, Any]:
     from medgate.careguard.gate import screening_questions
     from medgate.cli.core import verdict_json
 
-    out = verdict_json(verdict)
+    out = verdict_json(verdict, record_id)
     out["questions"] = [q.model_dump(mode="json") for q in screening_questions(verdict)]
     return out
 
@@ -110,25 +114,43 @@ def care(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model spec for every role.")
     ] = None,
+    profile: ProfileOpt = None,
+    no_log: NoLogOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
-    """Answer a patient's question through CareGuard: screen, answer, check, refine or block."""
-    from medgate.careguard.build import build_careguard
-    from medgate.cli.core import config_with
-    from medgate.pipeline import ModelPool
+    """Answer a patient's question through CareGuard: screen, answer, check, refine or block.
+
+    A question without labels or context is a patient's, so the default profile routes it to
+    CareGuard; `--profile full` runs the whole pipeline (HRS signals, claims with citation
+    verification, both judges). Each decided case goes to the local case log."""
+    from medgate.backends.pool import ModelPool
+    from medgate.cli.core import config_with, print_logged
+    from medgate.pipeline import build_gate
 
     patient = parse_answers(answers)
-    case = make_care_case(question, patient)
-    config = config_with(model)
-    gate = build_careguard(config, ModelPool(config))
-    verdict = gate.check(case)
-    while interactive(as_json) and verdict.status is Status.NEEDS_CONTEXT:
-        patient = {**patient, **ask_screening(verdict)}
-        verdict = gate.check(make_care_case(question, patient))
+    config = config_with(model, profile)
+    pool = ModelPool(config)
+    gate = build_gate(config, pool)
+
+    def check(patient: dict[str, str]) -> tuple[CaseRecord, str | None]:
+        record = decide(
+            gate, make_care_case(question, patient), entry="care", config=config, pool=pool
+        )
+        logged, failure = keep(record, config, log=not no_log)
+        if failure is not None:
+            print_care(record.verdict)
+            raise failure
+        return record, logged
+
+    record, logged = check(patient)
+    while interactive(as_json) and record.verdict.status is Status.NEEDS_CONTEXT:
+        patient = {**patient, **ask_screening(record.verdict)}
+        record, logged = check(patient)
     if as_json:
-        typer.echo(json.dumps(care_json(verdict), indent=2))
+        typer.echo(json.dumps(care_json(record.verdict, logged), indent=2))
     else:
-        print_care(verdict)
+        print_care(record.verdict)
+        print_logged(logged)
 
 
 def register(app: typer.Typer) -> None:

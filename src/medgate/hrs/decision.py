@@ -171,3 +171,8 @@ class HRSReport(Record):
     trajectory: Trajectory
     orchestrator: str = Field(description="Which orchestrator injected knowledge.")
     answerer: str = Field(description="The answering model, as configured.")
+    settings: HRSConfig | None = Field(
+        default=None,
+        description="The settings the gate decided with, thresholds after any calibration "
+        "(None in records written before they were kept).",
+    )

@@ -170,6 +170,15 @@ class HRSGate:
                 Timing(stage=f"{STAGE}.round{it.index}.{t.stage}", seconds=t.seconds)
                 for t in it.timings
             )
+            usage.append(
+                Usage(
+                    role="answerer",
+                    model=self.answerer.name,
+                    prompt_tokens=it.run.prompt_tokens,
+                    completion_tokens=it.run.generated_tokens,
+                    seconds=sum(t.seconds for t in it.timings),
+                )
+            )
             if it.step is not None:
                 timings.append(
                     Timing(stage=f"{STAGE}.round{it.index}.orchestrator", seconds=it.step.seconds)
@@ -184,6 +193,7 @@ class HRSGate:
             trajectory=traj,
             orchestrator=self.orchestrator.name,
             answerer=self.answerer.name,
+            settings=self.config,
         )
         errors = [traj.stop_detail] if traj.stopped is StopReason.ERROR else []
         return Trace(
