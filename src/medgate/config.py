@@ -238,7 +238,9 @@ class CareGuardConfig(Section):
         default=0.4, ge=0, le=2, description="Sampling temperature of refinement drafts (seeded)."
     )
     model_short_circuit: bool = Field(
-        default=True, description="A grounded model finding of emergency/self-harm short-circuits."
+        default=True,
+        description="A controller model's emergency/self-harm finding short-circuits to the "
+        "fixed guidance (quoted or not) unless the rules rule it out; off: ignored (ablation).",
     )
     judge_weight: float = Field(
         default=0.7, ge=0, le=1, description="HRA: weight of the judge against the signals."

@@ -55,6 +55,7 @@ def build_careguard(
         judge(Evaluator.HRA, cg.use_hra),
         judge_weight=cg.judge_weight,
         timeout_s=cg.evaluator_timeout_s,
+        hra_threshold=cg.hra_threshold,
     )
     return CareGuardGate(controller, generator, evaluators, cg)
 
