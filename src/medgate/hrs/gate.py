@@ -3,20 +3,39 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from medgate.backends.base import WhiteBoxModel
-from medgate.config import HRSConfig
+from medgate.config import HRSConfig, SettingOrigin, setting_origins
 from medgate.events import Event, EventKind, EventSink, discard
-from medgate.hrs.decision import Decision, Iteration, Outcome, StopReason, Trajectory, decide
+from medgate.hrs.decision import (
+    THRESHOLDS,
+    Decision,
+    Iteration,
+    Outcome,
+    StopReason,
+    Trajectory,
+    decide,
+)
+from medgate.hrs.fitting import probe_within_window
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import Action, IterationView, Orchestrator, OrchestratorStep
-from medgate.hrs.probe import needs_of, probe
+from medgate.hrs.probe import needs_of
 from medgate.hrs.rarity import RarityCentroid
 from medgate.hrs.signals import Need, SignalContext, build_signals
 from medgate.records import Case, Record, SignalValue, Status, Timing, Trace, Usage, Verdict
 
 STAGE = "hrs"
+
+
+class Threshold(Record):
+    """One threshold setting as the gate used it."""
+
+    value: float
+    origin: SettingOrigin
 
 
 class HRSReport(Record):
@@ -26,6 +45,11 @@ class HRSReport(Record):
     trajectory: Trajectory
     orchestrator: str
     answerer: str
+    thresholds: dict[str, Threshold] = Field(
+        default_factory=dict,
+        description="Every threshold setting, its value and where it came from; "
+        "decision.decided_by names those the decision compared against.",
+    )
 
 
 class HRSGate:
@@ -37,10 +61,16 @@ class HRSGate:
         orchestrator: Orchestrator,
         config: HRSConfig,
         centroid: RarityCentroid | None = None,
+        origins: Mapping[str, SettingOrigin] | None = None,
     ) -> None:
         self.answerer = answerer
         self.orchestrator = orchestrator
         self.config = config
+        origins = origins if origins is not None else setting_origins(config)
+        self.thresholds = {
+            name: Threshold(value=getattr(config, name), origin=origins[name])
+            for name in THRESHOLDS
+        }
         self.signals = build_signals(config.signals)
         self.ctx = SignalContext(
             l_max=config.l_max, centroid=centroid.centroid if centroid else None
@@ -58,12 +88,20 @@ class HRSGate:
         if reuse is not None:
             # The question is never rewritten, so its embedding (rarity) is that of round 0.
             needs = needs - {Need.EMBEDDING}
-        run, timings = probe(self.answerer, case, knowledge, self.config, needs, seed_offset=index)
+        run, timings, fit = probe_within_window(
+            self.answerer, case, knowledge, self.config, needs, seed_offset=index
+        )
         if reuse is not None:
             run.question_embedding = reuse.run.question_embedding
         signals = {s.name: s.compute(run, self.ctx) for s in self.signals}
         return Iteration(
-            index=index, knowledge=knowledge, run=run, signals=signals, step=step, timings=timings
+            index=index,
+            knowledge=knowledge,
+            run=run,
+            signals=signals,
+            step=step,
+            timings=timings,
+            context_fit=fit,
         )
 
     def record(self, case: Case, *, full: bool = False, events: EventSink = discard) -> Trajectory:
@@ -179,6 +217,7 @@ class HRSGate:
             trajectory=traj,
             orchestrator=self.orchestrator.name,
             answerer=self.answerer.name,
+            thresholds=self.thresholds,
         )
         errors = [traj.stop_detail] if traj.stopped is StopReason.ERROR else []
         return Trace(
