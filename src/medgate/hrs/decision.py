@@ -53,6 +53,8 @@ class StopReason(StrEnum):
     """The orchestrator had no knowledge to add that was not already in the prompt."""
     ERROR = "error"
     """A model call or check failed; the trajectory is incomplete."""
+    INJECTION = "injection"
+    """The input holds text addressed to the model; nothing was run."""
 
 
 class Trajectory(Record):
@@ -72,6 +74,8 @@ class Outcome(StrEnum):
     UNRELIABLE = "unreliable"
     """The first answer cannot be released whatever its signals say (see :func:`unreleasable`)."""
     LABEL_FLIP = "label_flip"
+    INJECTION = "injection"
+    """The question or context holds text addressed to the model (:mod:`medgate.injection`)."""
     ABSTAIN = "abstain"
     STALLED = "stalled"
     EXHAUSTED = "exhausted"
@@ -170,6 +174,12 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
                 Outcome.ERROR,
                 f"the gate failed before any answer and escalates: {traj.stop_detail}",
             )
+        if traj.stopped is StopReason.INJECTION:
+            return _escalate(
+                Outcome.INJECTION,
+                f"the input holds text addressed to the model, so no model read it: "
+                f"{traj.stop_detail}; a clinician must decide",
+            )
         return None
     base = traj.iterations[0]
     blocked = unreleasable(base, cfg)
@@ -224,6 +234,7 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             "still uncertain and the orchestrator had no new knowledge to add",
         ),
         StopReason.ERROR: (Outcome.ERROR, f"the gate failed and escalates: {traj.stop_detail}"),
+        StopReason.INJECTION: (Outcome.INJECTION, f"injected text: {traj.stop_detail}"),
     }
     if traj.stopped is not None:
         outcome, reason = endings[traj.stopped]

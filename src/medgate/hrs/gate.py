@@ -26,6 +26,7 @@ from medgate.hrs.orchestrator import Action, IterationView, Orchestrator, Orches
 from medgate.hrs.probe import needs_of
 from medgate.hrs.rarity import RarityCentroid
 from medgate.hrs.signals import Need, SignalContext, build_signals
+from medgate.injection import describe, find_injections
 from medgate.records import Case, Record, SignalValue, Status, Timing, Trace, Usage, Verdict
 
 STAGE = "hrs"
@@ -110,6 +111,10 @@ class HRSGate:
         Never raises: a failure ends the trajectory with :attr:`StopReason.ERROR`.
         """
         traj = Trajectory()
+        findings = find_injections({"question": case.question, "context": case.context})
+        if findings:
+            traj.stopped, traj.stop_detail = StopReason.INJECTION, describe(findings)
+            return traj
         try:
             base = self._round(case, 0, [], None, None)
             traj.iterations.append(base)
@@ -131,6 +136,7 @@ class HRSGate:
                     traj.stopped, traj.final_step = StopReason.ABSTAIN, step
                     break
                 known = traj.iterations[-1].knowledge
+                step = _withhold_injected(step)
                 new = _new_facts(known, step.facts)
                 if not new:
                     # Another round with the same prompt would only repeat the last answer.
@@ -230,6 +236,16 @@ class HRSGate:
 
 def _normal(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def _withhold_injected(step: OrchestratorStep) -> OrchestratorStep:
+    """The step without facts that address the model; they are kept on the step, not injected."""
+    bad = [f for f in step.facts if find_injections({"fact": f.text})]
+    if not bad:
+        return step
+    return step.model_copy(
+        update={"facts": [f for f in step.facts if f not in bad], "withheld": bad}
+    )
 
 
 def _new_facts(known: list[Fact], proposed: list[Fact]) -> list[Fact]:

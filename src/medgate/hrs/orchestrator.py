@@ -36,6 +36,10 @@ class OrchestratorStep(Record):
     rationale: str = ""
     usage: Usage | None = None
     seconds: float = 0.0
+    withheld: list[Fact] = Field(
+        default_factory=list,
+        description="Proposed facts not injected because they address the model.",
+    )
 
 
 class IterationView(Record):
