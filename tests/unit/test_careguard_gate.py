@@ -172,17 +172,6 @@ def test_model_can_raise_but_never_lower_the_category() -> None:
     assert verdict.trace.stages["careguard"]["outcome"] == "emergency_guidance"
 
 
-def test_a_risky_model_category_without_a_quote_from_the_question_is_ignored() -> None:
-    rig = Rig('{"category": "diagnosis_request", "evidence": "the patient is unwell"}')
-    rig.drafts("Fibre is found in oats, beans and vegetables.").sra(verdict_json(1))
-    rig.hra(verdict_json(1))
-    verdict = rig.gate().check(Case(question="What foods are high in fiber?"))
-    assert verdict.status is Status.RELEASED
-    triage = verdict.trace.stages["careguard"]["triage"]
-    assert triage["categories"] == ["general_information"]
-    assert "not in the question" in triage["model_error"]
-
-
 @pytest.mark.parametrize(
     ("category", "guidance", "outcome"),
     [
@@ -209,15 +198,24 @@ def test_an_unquoted_self_harm_finding_is_kept_when_means_are_asked_for() -> Non
     assert verdict.answer is not None and verdict.answer.startswith(CRISIS_GUIDANCE)
 
 
-def test_the_rules_can_rule_out_an_unquoted_self_harm_finding() -> None:
-    rig = Rig('{"category": "self_harm", "evidence": "the patient wants to die"}')
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        # A risky category needs a quote from the question.
+        ('{"category": "diagnosis_request", "evidence": "the patient is unwell"}', "not in"),
+        # Self-harm needs none, but the rules rule it out for this question.
+        ('{"category": "self_harm", "evidence": "the patient wants to die"}', "ruled out"),
+    ],
+)
+def test_a_model_category_without_its_evidence_is_ignored(reply: str, why: str) -> None:
+    rig = Rig(reply)
     rig.drafts("Fibre is found in oats, beans and vegetables.").sra(verdict_json(1))
     rig.hra(verdict_json(1))
     verdict = rig.gate().check(Case(question="What foods are high in fiber?"))
     assert verdict.status is Status.RELEASED
     triage = verdict.trace.stages["careguard"]["triage"]
     assert triage["categories"] == ["general_information"]
-    assert "ruled out by the rules" in triage["model_error"]
+    assert why in triage["model_error"]
 
 
 def test_switching_model_short_circuits_off_ignores_the_finding() -> None:
