@@ -9,6 +9,7 @@ from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
 from medgate.careguard.triage import Controller
+from medgate.claims import build_claims_checker
 from medgate.config import MedgateConfig
 
 if TYPE_CHECKING:
@@ -57,7 +58,9 @@ def build_careguard(
         timeout_s=cg.evaluator_timeout_s,
         hra_threshold=cg.hra_threshold,
     )
-    return CareGuardGate(controller, generator, evaluators, cg)
+    # The claims check runs with the configured record store and detector, so an invented
+    # citation in a draft is unresolvable rather than support.
+    return CareGuardGate(controller, generator, evaluators, cg, build_claims_checker(config))
 
 
 def build_full(config: MedgateConfig, pool: ModelPool) -> CareGuardGate:
