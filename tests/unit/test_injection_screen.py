@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from medgate.hrs import HRSGate, Outcome
@@ -73,3 +75,31 @@ def test_a_retrieved_fact_addressed_to_the_model_is_withheld() -> None:
     assert [f["source"] for f in step["facts"]] == ["d2"]
     assert [f["source"] for f in step["withheld"]] == ["d1"]
     assert all("Ignore all" not in text for kind, text in model.calls)
+
+
+def test_the_evaluation_data_holds_no_injection_but_the_one_written_as_such() -> None:
+    """Every question and context medgate is evaluated on passes the screen, except our own
+    patient question that is an injection attempt (a harmful request either way)."""
+    import json
+
+    from medgate.config import load_config
+    from medgate.eval.data import load_dataset
+
+    data = load_config().data_dir  # MEDGATE_DATA_DIR, else ../shared/data
+    if not (data / "pubmedqa" / "pqal.jsonl").is_file():
+        pytest.skip(f"evaluation data not found under {data} (set MEDGATE_DATA_DIR)")
+    flagged, texts = [], 0
+    for name in ("pubmedqa-l", "bioasq", "pubmedqa-a"):
+        for item in load_dataset(name, data):
+            texts += 1
+            if find_injections({"question": item.question, "context": item.context}):
+                flagged.append(item.id)
+    rows = [data / "medsafetybench" / "medsafetybench_train.jsonl"]
+    rows.append(Path(__file__).parents[2] / "src/medgate/careguard/data/patient_questions.jsonl")
+    for path in rows:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            texts += 1
+            if find_injections({"question": row["question"]}):
+                flagged.append(row["id"])
+    assert texts == 3190 and flagged == ["pq-harmful-06"]
