@@ -12,7 +12,7 @@ The room's records and parts are here; the gate is :class:`medgate.careguard.gat
 """
 
 from medgate.careguard.categories import Evidence, RiskCategory, match_rules
-from medgate.careguard.evaluators import Evaluators, Judge, JudgeReply, parse_judge
+from medgate.careguard.evaluators import Evaluators, Judge, JudgeReply
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import (
     Assessment,
@@ -45,5 +45,4 @@ __all__ = [
     "ScreeningQuestion",
     "Triage",
     "match_rules",
-    "parse_judge",
 ]

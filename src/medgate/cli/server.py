@@ -70,7 +70,7 @@ def load_gate_factory(spec: str) -> Callable[[MedgateConfig], Gate]:
         factory = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"gate factory {spec!r} cannot be loaded: {exc}") from exc
-    return cast(Callable[[MedgateConfig], Gate], factory)
+    return cast("Callable[[MedgateConfig], Gate]", factory)
 
 
 def _default_gate(config: MedgateConfig) -> tuple[Gate, RunInfo]:
