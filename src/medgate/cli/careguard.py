@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from medgate.cli.caselog import NoLogOpt, ProfileOpt, decide, keep
+from medgate.cli.cases import NoLogOpt, ProfileOpt, decide, keep
 from medgate.errors import InputError
 from medgate.records import Case, Status
 

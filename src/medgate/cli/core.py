@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from medgate.cli.caselog import NoLogOpt, ProfileOpt, decide, keep
+from medgate.cli.cases import NoLogOpt, ProfileOpt, decide, keep
 from medgate.config import DEFAULT_MODEL, MedgateConfig, config_file, load_config
 from medgate.errors import InputError
 from medgate.records import MAX_CONTEXT_CHARS, Case, LabelSet
