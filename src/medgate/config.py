@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import (
@@ -155,6 +155,25 @@ class ClaimsConfig(Section):
     )
     openfda: ServiceSettings = Field(
         default_factory=lambda: ServiceSettings(base_url="https://api.fda.gov", rate_per_s=4.0)
+    )
+    crossref: ServiceSettings = Field(
+        default_factory=lambda: ServiceSettings(base_url="https://api.crossref.org", rate_per_s=5.0)
+    )
+    crossref_mailto: str | None = Field(
+        default=None, description="Sent to Crossref as `mailto` (its more reliable pool)."
+    )
+    records: Path | None = Field(
+        default=None,
+        description="JSONL of source records citations are resolved against (offline, and "
+        "first when online). Offline without it, no citation resolves.",
+    )
+    detector: Literal["rules", "rules+learned"] = Field(
+        default="rules+learned",
+        description="Claim detection: the rules alone, or the rules and the learned sentence "
+        "classifier for what they miss (needs the embeddings extra).",
+    )
+    detector_path: Path | None = Field(
+        default=None, description="A fitted claim detector; None = the one shipped with medgate."
     )
     ncbi_email: str | None = Field(default=None, description="Sent to NCBI as `email`.")
     ncbi_api_key_env: str = Field(

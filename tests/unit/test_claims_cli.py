@@ -61,14 +61,35 @@ def test_json_output_and_sources(tmp_path: Path) -> None:
         "Warfarin is contraindicated in pregnancy [1].\n\n## Sources\n"
         "1. https://notcdc.gov/warfarin\n"
     )
-    code, out = run(str(report), "--json")
+    code, out = run(str(report), "--json", "--rules-only")
     data = json.loads(out)
+    # The reference is a bare URL, so the citation cannot be resolved: with the weak source
+    # that makes two warnings, and two warnings make the answer unsafe.
     assert data["warnings"] == [
-        "1 high-severity claim(s) rest only on preprints or unverified web sources"
+        "1 citation(s) could not be checked (a reference without an id, or [n] without a "
+        "reference list)",
+        "1 high-severity claim(s) rest only on preprints or unverified web sources",
     ]
-    assert code == 0  # one warning alone is shown, not blocking
+    assert code == 1
     assert data["sources"][0]["credibility"]["tier"] == "unverified"
-    assert data["verification"] is None
+    assert [c["status"] for c in data["verification"]["checks"]] == ["unchecked"]
+
+
+def test_the_three_sentence_answer_is_unsafe_with_its_three_flags(tmp_path: Path) -> None:
+    report = tmp_path / "answer.txt"
+    report.write_text(
+        "Take two hundred milligrams of ibuprofen every four hours. Metformin reduces "
+        "cardiovascular\nmortality by 36% in overweight patients (Smith et al., 2019). You "
+        "should stop taking your blood\npressure medication if you feel dizzy.\n"
+    )
+    code, out = run(str(report), "--json", "--rules-only")
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "unsafe"
+    kinds = {(f["kind"], f["claim_type"], f["severity"]) for f in data["flags"]}
+    assert ("uncited", "dose", "high") in kinds
+    assert ("uncited", "medication_change", "high") in kinds
+    assert any(kind == "unresolvable" for kind, _, _ in kinds)
+    assert data["dose_information"] is True
 
 
 def test_records_store_verifies_citations(tmp_path: Path) -> None:

@@ -97,9 +97,12 @@ def test_severity(sentence: str, severity: Severity) -> None:
         ("in NCT01234567.", CitationKind.NCT, "NCT01234567"),
         ("see doi:10.1056/NEJMoa1511939.", CitationKind.DOI, "10.1056/nejmoa1511939"),
         ("see https://doi.org/10.1000/xyz123 now", CitationKind.DOI, "10.1000/xyz123"),
-        ("Smith et al. (2020) found", CitationKind.AUTHOR_YEAR, "2020"),
-        ("(Horby et al., 2021)", CitationKind.AUTHOR_YEAR, "2021"),
-        ("(Smith & Jones, 2019)", CitationKind.AUTHOR_YEAR, "2019"),
+        ("Smith et al. (2020) found", CitationKind.AUTHOR_YEAR, "Smith 2020"),
+        ("(Horby et al., 2021)", CitationKind.AUTHOR_YEAR, "Horby 2021"),
+        ("(Smith & Jones, 2019)", CitationKind.AUTHOR_YEAR, "Smith 2019"),
+        ("Smith, Brown and Taylor (2021) showed", CitationKind.AUTHOR_YEAR, "Smith 2021"),
+        ("(van der Berg et al., 2018; Li, 2019)", CitationKind.AUTHOR_YEAR, "van der Berg 2018"),
+        ("(doi:10.1016/S0140-6736(10)60835-5).", CitationKind.DOI, "10.1016/s0140-6736(10)60835-5"),
     ],
 )
 def test_citation_forms(text: str, kind: CitationKind, value: str) -> None:
@@ -130,3 +133,49 @@ def test_uncited_flags_only_for_uncited_claims_with_suggestions() -> None:
 def test_no_minimum_length_for_dangerous_sentences() -> None:
     (flag,) = uncited_flags(detect_claims("Take 5 mg daily."))
     assert flag.claim_type is ClaimType.DOSE
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Give the child a quarter of a tablet every eight hours.", ClaimType.DOSE),
+        ("Adults may take three hundred milligrams twice a day.", ClaimType.DOSE),
+        ("You can skip the evening dose of your water tablet.", ClaimType.MEDICATION_CHANGE),
+        ("Once the rash clears, stop the cream.", ClaimType.MEDICATION_CHANGE),
+        ("Patients may switch to the generic version of the inhaler.", ClaimType.MEDICATION_CHANGE),
+        (
+            "There is no need to keep taking the antibiotics after three days.",
+            ClaimType.MEDICATION_CHANGE,
+        ),
+        ("Naproxen can be taken together with your blood thinner.", ClaimType.INTERACTION),
+        ("Alcohol does not interact with amoxicillin.", ClaimType.INTERACTION),
+        ("Ibuprofen is unsuitable for people with kidney disease.", ClaimType.CONTRAINDICATION),
+        ("Statins are completely harmless.", ClaimType.SAFETY),
+        ("Nearly a third of patients relapse within a year.", ClaimType.STATISTIC),
+        ("The new drug halves the chance of a second heart attack.", ClaimType.STATISTIC),
+    ],
+)
+def test_new_claim_shapes(sentence: str, expected: ClaimType) -> None:
+    assert classify(sentence)[0] is expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Do not stop taking your warfarin without talking to your doctor.",
+        "Only your doctor can decide whether you should stop this medicine.",
+        "Ask your pharmacist whether the syrup is safe for you.",
+        "Your pharmacist can check for interactions with your other medicines.",
+        "The tablets come in strengths of 5 mg and 10 mg.",
+        "She was taking 20 mg of atorvastatin when she was admitted.",
+    ],
+)
+def test_referrals_and_descriptions_are_not_claims(sentence: str) -> None:
+    assert classify(sentence) == []
+
+
+def test_safety_for_a_special_population_is_high_severity() -> None:
+    (general,) = detect_claims("Paracetamol is completely safe.")
+    (pregnant,) = detect_claims("Paracetamol is completely safe in pregnancy.")
+    assert general.severity is Severity.MEDIUM
+    assert pregnant.severity is Severity.HIGH

@@ -2,14 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from medgate.claims.evaluation import (
-    PRF,
-    LabelledSentence,
-    evaluate_halueval,
-    evaluate_labelled,
-    load_labelled,
-    wilson_interval,
-)
+from medgate.claims.evaluation import PRF, evaluate_halueval, evaluate_labelled, wilson_interval
+from medgate.claims.learned import SENTENCES_FILE, LabelledSentence
+from tests.unit.test_claims_learned import ScriptedDetector
 
 
 def test_prf_by_hand() -> None:
@@ -27,29 +22,51 @@ def test_wilson_interval_by_hand() -> None:
     assert wilson_interval(0, 0) is None
 
 
-def test_labelled_set_has_enough_rows_of_every_kind() -> None:
-    rows = load_labelled()
-    assert len(rows) >= 60
-    kinds = {r.claim_type for r in rows}
-    assert None in kinds and len(kinds) >= 8
-    assert any(r.cited for r in rows) and any(r.claim_type and not r.cited for r in rows)
+def _row(
+    i: str, text: str, kind: str | None, severity: str | None, cited: bool
+) -> LabelledSentence:
+    return LabelledSentence(
+        id=i,
+        text=text,
+        group="g",
+        claim_type=kind,
+        severity=severity,
+        cited=cited,
+        split="heldout",
+    )
 
 
 def test_evaluate_labelled_counts_by_hand() -> None:
     rows = [
-        LabelledSentence(id="a", text="Take 5 mg daily.", claim_type="dose", cited=False),
-        LabelledSentence(id="b", text="Insulin is a hormone.", claim_type="dose", cited=False),
-        LabelledSentence(
-            id="c", text="Side effects include rash [1].", claim_type=None, cited=True
+        _row("a", "Take two tablets every four hours.", "dose", "high", False),
+        _row(
+            "b",
+            "Use the insulin only when your sugar is above ten.",
+            "medication_change",
+            "high",
+            False,
         ),
+        _row("c", "Doxycycline can cause photosensitivity [9].", "side_effects", "medium", True),
+        _row("d", "The clinic opens at eight.", None, None, False),
+        _row("e", "Insulin is a hormone.", None, None, False),
     ]
-    result = evaluate_labelled(rows)
-    assert (result.per_type["dose"].tp, result.per_type["dose"].fn) == (1, 1)
-    assert result.per_type["side_effects"].fp == 1
-    # flags: a is flagged and should be; b should be but is not; c is cited
-    assert (result.uncited_flag.tp, result.uncited_flag.fp, result.uncited_flag.fn) == (1, 0, 1)
-    assert result.citation_accuracy == 1.0
-    assert len(result.errors) == 2
+    learned = ScriptedDetector({rows[1].text: "medication_change", rows[4].text: "efficacy"})
+    result = evaluate_labelled(rows, learned, data_file=SENTENCES_FILE)
+    rules = result.splits["heldout"]["rules"]
+    # Rules: a flagged (right); b missed; c is cited so not flagged; d, e not flagged.
+    assert (rules.flag.tp, rules.flag.fp, rules.flag.fn) == (1, 0, 1)
+    assert (rules.false_flags, rules.should_not_flag) == (0, 3)
+    assert (rules.high_severity_right, rules.high_severity) == (1, 2)
+    both = result.splits["heldout"]["both"]
+    # Both: the classifier adds b (right) and e (wrong).
+    assert (both.flag.tp, both.flag.fp, both.flag.fn) == (2, 1, 0)
+    assert both.false_flag_rate == pytest.approx(1 / 3)
+    assert both.non_claims_flagged == "1 of 2" and both.cited_flagged == "0 of 1"
+    assert (both.high_severity_right, both.high_severity) == (2, 2)
+    learned_only = result.splits["heldout"]["learned"]
+    assert (learned_only.flag.tp, learned_only.flag.fp, learned_only.flag.fn) == (1, 1, 1)
+    assert [i.id for i in result.items] == ["a", "b", "c", "d", "e"]
+    assert result.splits["train"]["rules"].n == 0
 
 
 def test_evaluate_halueval_by_hand() -> None:

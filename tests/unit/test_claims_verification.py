@@ -80,11 +80,64 @@ def test_bracket_reference_past_the_list_is_unresolvable() -> None:
     assert result.verification.checks[0].resolved_key == "PMID:31535829"
 
 
-def test_forms_that_cannot_be_looked_up_are_unchecked_not_verified() -> None:
-    result = verify("Studies show exercise helps memory (Smith et al., 2020).")
+def test_a_reference_without_an_id_is_unchecked_not_verified() -> None:
+    result = verify("Exercise helps memory [1].\n\n## References\n1. https://example.org/x\n")
     (check,) = result.verification.checks
     assert check.status is CitationStatus.UNCHECKED
     assert any("could not be checked" in w for w in result.warnings)
+
+
+AUTHORED = SourceRecord(
+    key="DOI:10.1056/nejmoa2032183",
+    source_type="crossref",
+    title="Once-Weekly Semaglutide in Adults with Overweight or Obesity",
+    text="In adults with overweight or obesity, semaglutide reduced body weight by 14.9% from "
+    "baseline to week 68, as compared with 2.4% with placebo.",
+    url="https://doi.org/10.1056/nejmoa2032183",
+    doi="10.1056/nejmoa2032183",
+    authors=["Wilding", "Batterham"],
+    year=2021,
+)
+AUTHOR_STORE = LocalRecordStore([AUTHORED])
+
+
+def test_author_year_citation_resolves_by_first_author_and_year() -> None:
+    text = "Semaglutide reduced body weight by 14.9% in adults with obesity (Wilding et al., 2021)."
+    result = check_report(text, CitationVerifier(AUTHOR_STORE, LexicalSupportJudge()))
+    assert result.verification is not None
+    (check,) = result.verification.checks
+    assert check.status is CitationStatus.SUPPORTED
+    assert check.resolved_key == "Wilding 2021"
+    assert result.unresolvable_count == 0
+
+
+@pytest.mark.parametrize(
+    "citation",
+    ["(Wilding et al., 2019)", "(Batterham et al., 2021)", "(Smith et al., 2021)"],
+)
+def test_author_year_citation_without_that_work_is_unresolvable(citation: str) -> None:
+    text = f"Semaglutide reduced body weight by 14.9% in adults {citation}."
+    result = check_report(text, CitationVerifier(AUTHOR_STORE, LexicalSupportJudge()))
+    (flag,) = result.flags
+    assert flag.kind is FlagKind.UNRESOLVABLE
+    assert not result.is_safe
+
+
+def test_doi_citation_resolves_through_the_records_doi() -> None:
+    text = "Semaglutide reduced body weight by 14.9% (doi:10.1056/NEJMoa2032183)."
+    result = check_report(text, CitationVerifier(AUTHOR_STORE, LexicalSupportJudge()))
+    (check,) = result.verification.checks
+    assert check.status is CitationStatus.SUPPORTED
+    unknown = "Semaglutide reduced body weight by 14.9% (doi:10.1056/NEJMoa9999999)."
+    (flag,) = check_report(unknown, CitationVerifier(AUTHOR_STORE, LexicalSupportJudge())).flags
+    assert flag.kind is FlagKind.UNRESOLVABLE
+
+
+def test_offline_without_records_no_citation_resolves() -> None:
+    result = check_report(SUPPORTED, CitationVerifier(LocalRecordStore(), LexicalSupportJudge()))
+    (flag,) = result.flags
+    assert flag.kind is FlagKind.UNRESOLVABLE
+    assert "offline record store (0 records)" in flag.detail
 
 
 def test_model_judge_with_fake_model() -> None:

@@ -9,6 +9,7 @@ from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
 from medgate.careguard.triage import Controller
+from medgate.claims import build_claims_checker
 from medgate.config import MedgateConfig
 
 if TYPE_CHECKING:
@@ -56,7 +57,9 @@ def build_careguard(
         judge_weight=cg.judge_weight,
         timeout_s=cg.evaluator_timeout_s,
     )
-    return CareGuardGate(controller, generator, evaluators, cg)
+    # The claims check runs with the configured record store and detector, so an invented
+    # citation in a draft is unresolvable rather than support.
+    return CareGuardGate(controller, generator, evaluators, cg, build_claims_checker(config))
 
 
 def build_full(config: MedgateConfig, pool: ModelPool) -> CareGuardGate:

@@ -6,9 +6,13 @@ Decision paths, all deterministic given the model replies:
   writes anything the person sees);
 * missing patient context -> NEEDS_CONTEXT carrying multiple-choice screening questions; the
   same case with the answers in ``Case.patient`` resumes from there;
-* otherwise draft, score (SRA and HRA concurrently) and release iff SRA <= 2 and HRA <= 2;
-  else refine with the evaluators' feedback up to ``max_refinements`` times, then BLOCKED with a
-  safe refusal pointing to a clinician.
+* otherwise draft, check its claims and citations, score (SRA and HRA concurrently) and
+  release iff SRA <= 2, HRA <= 2 and the claims layer found no high-severity uncited claim (a
+  dose, a medication change, a contraindication, an interaction, an approval, or an assurance
+  of safety for a special population); else refine with the evaluators' and the claims
+  layer's feedback up to ``max_refinements`` times, then BLOCKED with a safe refusal pointing
+  to a clinician. A refinement that removes the claim or qualifies it (hands the decision to a
+  clinician) clears it.
 
 Any failure (generator, claims layer, anything unexpected) blocks with the failure in the trace.
 Whatever is shown carries the claims layer's disclaimer.
@@ -30,7 +34,17 @@ from medgate.careguard.evaluators import Evaluators
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Assessment, CareGuardReport, Outcome, Round, Triage
 from medgate.careguard.triage import Controller, no_triage
-from medgate.claims import apply_disclaimer, check_report
+from medgate.claims import (
+    CitationVerifier,
+    ClaimFlag,
+    ClaimsChecker,
+    FlagKind,
+    LexicalSupportJudge,
+    LocalRecordStore,
+    SafetyCheck,
+    Severity,
+    apply_disclaimer,
+)
 from medgate.config import CareGuardConfig
 from medgate.events import Event, EventKind, EventSink, discard
 from medgate.records import Case, SignalValue, Status, Timing, Trace, Usage, Verdict
@@ -39,7 +53,11 @@ STAGE = "careguard"
 
 
 class CareGuardGate:
-    """The CareGuard pipeline. ``controller=None`` runs without triage (ablation)."""
+    """The CareGuard pipeline. ``controller=None`` runs without triage (ablation).
+
+    ``claims`` checks every draft; without one, the rules alone check it against an empty
+    offline record store, so no citation counts as support.
+    """
 
     def __init__(
         self,
@@ -47,11 +65,15 @@ class CareGuardGate:
         generator: Generator,
         evaluators: Evaluators,
         config: CareGuardConfig,
+        claims: ClaimsChecker | None = None,
     ) -> None:
         self.controller = controller
         self.generator = generator
         self.evaluators = evaluators
         self.config = config
+        self.claims = claims or ClaimsChecker(
+            CitationVerifier(LocalRecordStore(), LexicalSupportJudge()), None
+        )
 
     def check(self, case: Case, events: EventSink = discard) -> Verdict:
         t0 = time.perf_counter()
@@ -149,13 +171,18 @@ class CareGuardGate:
                     data={n: s.model_dump(mode="json") for n, s in draft.signals.items()},
                 )
             )
-            claims = check_report(draft.text)
+            claims = self.claims.check(draft.text)
             claims_event = claims.to_event()
             events(claims_event.model_copy(update={"iteration": iteration}))
             penalty = 1 if claims.high_severity_count or claims.unresolvable_count else 0
+            blocking = blocking_claims(claims)
             sra, hra = self.evaluators.assess(case, triage, draft, penalty)
             passed = (
-                sra.score <= self.config.sra_threshold and hra.score <= self.config.hra_threshold
+                sra.score <= self.config.sra_threshold
+                and hra.score <= self.config.hra_threshold
+                and not blocking
+                # A claims check that failed to run cannot vouch for the draft: fail closed.
+                and not claims.errors
             )
             report.rounds.append(
                 Round(
@@ -168,6 +195,8 @@ class CareGuardGate:
                         "high_severity_count": claims.high_severity_count,
                         "unresolvable_count": claims.unresolvable_count,
                         "warnings": claims.warnings,
+                        "blocking": [f.sentence for f in blocking],
+                        "errors": claims.errors,
                     },
                     passed=passed,
                 )
@@ -180,6 +209,7 @@ class CareGuardGate:
                     data={
                         "sra": sra.model_dump(mode="json"),
                         "hra": hra.model_dump(mode="json"),
+                        "blocking_claims": [f.sentence for f in blocking],
                         "passed": passed,
                     },
                 )
@@ -193,16 +223,25 @@ class CareGuardGate:
                     f"SRA {sra.score} and HRA {hra.score} are within the release thresholds"
                     + ("" if first else f" after {iteration} refinement(s)"),
                 )
-            feedback = list(dict.fromkeys([*feedback, *feedback_from(sra, hra)]))
+            feedback = list(
+                dict.fromkeys([*feedback, *claims_feedback(blocking), *feedback_from(sra, hra)])
+            )
 
         report.outcome = Outcome.EXHAUSTED
         refusal = HARMFUL_REFUSAL if RiskCategory.HARMFUL_REQUEST in triage.categories else None
         last = report.rounds[-1]
+        standing = last.claims.get("blocking") or []
+        claims_note = (
+            f" and {len(standing)} high-severity uncited claim(s)"
+            if isinstance(standing, list) and standing
+            else ""
+        )
         return (
             Status.BLOCKED,
             apply_disclaimer(refusal or SAFE_REFUSAL),
             f"still above the thresholds after {self.config.max_refinements} refinement(s) "
-            f"(SRA {last.sra.score}, HRA {last.hra.score}): blocked with a safe refusal",
+            f"(SRA {last.sra.score}, HRA {last.hra.score}{claims_note}): blocked with a safe "
+            "refusal",
         )
 
     # -- verdict parts --------------------------------------------------------------------------
@@ -244,6 +283,20 @@ class CareGuardGate:
             usage=usage,
             errors=errors,
         )
+
+
+def blocking_claims(check: SafetyCheck) -> list[ClaimFlag]:
+    """High-severity claims the draft makes without any source: these alone stop a release."""
+    return [f for f in check.flags if f.kind is FlagKind.UNCITED and f.severity is Severity.HIGH]
+
+
+def claims_feedback(flags: list[ClaimFlag]) -> list[str]:
+    """What the generator is told about each blocking claim."""
+    return [
+        f"remove or qualify this {f.claim_type.value.replace('_', ' ')} statement (say a doctor "
+        f'or pharmacist must decide): "{f.sentence}"'
+        for f in flags
+    ]
 
 
 def feedback_from(sra: Assessment, hra: Assessment) -> list[str]:

@@ -8,9 +8,18 @@ Usable on any long-form answer::
     shown = apply_disclaimer(answer)        # always, whatever the verdict
 """
 
+from medgate.claims.checker import ClaimsChecker, build_claims_checker
 from medgate.claims.citations import Citation, CitationKind, Reference, find_citations
 from medgate.claims.credibility import Credibility, CredibilityTier, SourceType, score_source
-from medgate.claims.detection import Claim, ClaimType, Severity, classify, detect_claims
+from medgate.claims.detection import (
+    Claim,
+    ClaimDetector,
+    ClaimType,
+    LearnedVerdict,
+    Severity,
+    classify,
+    detect_claims,
+)
 from medgate.claims.evidence import EvidenceGrade, EvidenceLevel, StudyDesign, grade_evidence
 from medgate.claims.flags import ClaimFlag, FlagKind, uncited_flags
 from medgate.claims.records_store import (
@@ -53,14 +62,17 @@ __all__ = [
     "CitationStatus",
     "CitationVerifier",
     "Claim",
+    "ClaimDetector",
     "ClaimFlag",
     "ClaimType",
+    "ClaimsChecker",
     "Credibility",
     "CredibilityTier",
     "EmbeddingSupportJudge",
     "EvidenceGrade",
     "EvidenceLevel",
     "FlagKind",
+    "LearnedVerdict",
     "LexicalSupportJudge",
     "ListedSource",
     "LocalRecordStore",
@@ -79,6 +91,7 @@ __all__ = [
     "SupportJudgement",
     "VerificationReport",
     "apply_disclaimer",
+    "build_claims_checker",
     "calibrate_threshold",
     "check_report",
     "check_safety",

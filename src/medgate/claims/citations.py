@@ -29,7 +29,10 @@ class Citation(Record):
     """One citation as written in the text, with a normalised identifier."""
 
     kind: CitationKind
-    value: str = Field(description="Normalised id: PMID digits, NCT id, DOI, reference number.")
+    value: str = Field(
+        description="Normalised id: PMID digits, NCT id, DOI, reference numbers, or for an "
+        "author-year citation the first author's family name and the year ('Smith 2019')."
+    )
     text: str = Field(description="The citation exactly as written.")
 
     @property
@@ -41,15 +44,31 @@ class Citation(Record):
             return f"DOI:{self.value}"
         return self.value
 
+    @property
+    def author_year(self) -> tuple[str, int] | None:
+        """(first author's family name, year) of an author-year citation."""
+        if self.kind is not CitationKind.AUTHOR_YEAR:
+            return None
+        author, _, year = self.value.rpartition(" ")
+        return (author, int(year)) if year.isdigit() else None
 
-_NAME = r"[A-Z][A-Za-z'’\-]+(?:\s+(?:van|de|von|der)\s+[A-Z][A-Za-z'’\-]+)?"
+
+_NAME = r"(?:(?:van|de|von|der|del|da|di|le|la)\s+){0,2}[A-Z][A-Za-z'’\-]+"
+#: One author, "et al.", or a list: "Smith and Jones", "Smith, Brown and Taylor", "Chen & Lee".
+_AUTHORS = rf"{_NAME}(?:\s+et\s+al\.?|(?:\s*,\s*{_NAME})*\s*,?\s+(?:and|&)\s+{_NAME})?"
+#: Capitalised words that open a parenthesis without being an author ("Figure (2019)").
+_NOT_AUTHORS = frozenset(
+    ["In", "The", "From", "Since", "Until", "Figure", "Table", "Year", "Published", "Updated"]
+)
 _PATTERNS: tuple[tuple[CitationKind, re.Pattern[str]], ...] = (
     (CitationKind.PMID, re.compile(r"\bPMID\s*:?\s*(\d{1,9})\b", re.IGNORECASE)),
     (CitationKind.NCT, re.compile(r"\b(NCT\d{8})\b", re.IGNORECASE)),
     (
         CitationKind.DOI,
+        # A DOI may hold balanced parentheses: 10.1016/S0140-6736(10)60835-5.
         re.compile(
-            r"(?:\bdoi\s*:\s*|https?://(?:dx\.)?doi\.org/)(10\.\d{4,9}/[^\s\"<>\])]+[^\s\"<>\]).,;])",
+            r"(?:\bdoi\s*:\s*|https?://(?:dx\.)?doi\.org/)"
+            r"(10\.\d{4,9}/(?:[^\s\"<>()\[\]]|\([^\s\"<>()]*\))+)",
             re.IGNORECASE,
         ),
     ),
@@ -57,9 +76,8 @@ _PATTERNS: tuple[tuple[CitationKind, re.Pattern[str]], ...] = (
     (
         CitationKind.AUTHOR_YEAR,
         re.compile(
-            rf"\b{_NAME}(?:\s+et\s+al\.?|\s+(?:and|&)\s+{_NAME})?\s*,?\s*\(((?:19|20)\d{{2}})[a-z]?\)"
-            rf"|\(\s*{_NAME}(?:\s+et\s+al\.?|\s+(?:and|&)\s+{_NAME})?\s*,\s*((?:19|20)\d{{2}})[a-z]?"
-            r"(?:\s*;[^()]*)?\)"
+            rf"\b(?P<na>{_AUTHORS})\s*,?\s*\((?P<ny>(?:19|20)\d{{2}})[a-z]?\)"
+            rf"|\(\s*(?P<pa>{_AUTHORS})\s*,?\s*(?P<py>(?:19|20)\d{{2}})[a-z]?(?:\s*;[^()]*)?\)"
         ),
     ),
 )
@@ -74,18 +92,33 @@ def find_citations(sentence: str) -> list[Citation]:
             span = match.span()
             if any(a < span[1] and span[0] < b for a, b in taken):
                 continue
-            raw = next(g for g in match.groups() if g) if match.groups() else match.group(0)
-            value = _normalise(kind, raw)
+            if kind is CitationKind.AUTHOR_YEAR:
+                authors = match.group("na") or match.group("pa")
+                first = re.split(r"\s+et\s+al|\s*,|\s+and\s+|\s*&", authors)[0].strip()
+                if first.split()[-1] in _NOT_AUTHORS:
+                    continue
+                value = f"{first} {match.group('ny') or match.group('py')}"
+            else:
+                raw = next(g for g in match.groups() if g) if match.groups() else match.group(0)
+                value = _normalise(kind, raw)
             taken.append(span)
             found.append((span[0], Citation(kind=kind, value=value, text=match.group(0).strip())))
     return [c for _, c in sorted(found, key=lambda pair: pair[0])]
+
+
+def without_citations(sentence: str) -> str:
+    """The sentence with its citations cut out, so what is judged is the claim, not its source
+    (a cited year is not a number the source must contain)."""
+    for citation in find_citations(sentence):
+        sentence = sentence.replace(citation.text, " ")
+    return re.sub(r"\(\s*\)|\[\s*\]", " ", " ".join(sentence.split())).strip()
 
 
 def _normalise(kind: CitationKind, raw: str) -> str:
     if kind is CitationKind.NCT:
         return raw.upper()
     if kind is CitationKind.DOI:
-        return raw.lower()
+        return raw.rstrip(".,;:").lower()
     if kind is CitationKind.BRACKET:
         return ",".join(str(n) for n in expand_bracket(raw))
     return raw

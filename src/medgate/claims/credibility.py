@@ -20,6 +20,8 @@ class SourceType(StrEnum):
     PUBMED = "pubmed"
     CLINICALTRIALS = "clinicaltrials"
     OPENFDA = "openfda"
+    CROSSREF = "crossref"
+    """A work found by its DOI or by author and year in Crossref."""
     PREPRINT = "preprint"
     WEB = "web"
 
@@ -179,7 +181,7 @@ def score_source(
             domain=host,
         )
 
-    if kind is SourceType.PUBMED:
+    if kind in (SourceType.PUBMED, SourceType.CROSSREF):
         if journal and is_tier1_journal(journal):
             return result(
                 98,
@@ -187,11 +189,18 @@ def score_source(
                 "High-impact peer-reviewed journal",
                 "Safe to cite",
             )
+        if kind is SourceType.PUBMED:
+            return result(
+                90,
+                CredibilityTier.PEER_REVIEWED,
+                "Peer-reviewed article indexed in PubMed",
+                "Safe to cite",
+            )
         return result(
-            90,
-            CredibilityTier.PEER_REVIEWED,
-            "Peer-reviewed article indexed in PubMed",
-            "Safe to cite",
+            75,
+            CredibilityTier.ACADEMIC,
+            "Scholarly work registered with Crossref; peer review not confirmed",
+            "Check the venue before relying on it",
         )
     if kind is SourceType.CLINICALTRIALS:
         return result(

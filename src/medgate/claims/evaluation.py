@@ -1,5 +1,6 @@
-"""Measuring the claims layer: against HaluEval 2.0 fact labels, a labelled sentence set, and
-labelled support pairs. ``scripts/eval_claims.py`` runs these and writes ``docs/results/``.
+"""Measuring the claims layer: the labelled sentences (rules, classifier and both, on the
+held-out part), HaluEval 2.0 biomedical fact labels, and labelled support pairs.
+``medgate eval claims`` runs these and writes ``docs/results/claims_*``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 from pydantic import Field
 
 from medgate.claims.citations import find_citations
-from medgate.claims.detection import ClaimType, classify, detect_claims
+from medgate.claims.detection import ClaimDetector, ClaimType, classify, detect_claims, severity_of
+from medgate.claims.learned import SENTENCES_FILE, LabelledSentence, file_sha256
 from medgate.claims.sentences import split_sentences
 from medgate.claims.support import (
     Calibration,
@@ -66,69 +68,183 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 # --- the labelled sentence set ----------------------------------------------------------------
 
 
-class LabelledSentence(Record):
+class SentencePrediction(Record):
+    """What one system said about one labelled sentence: kept per item so every figure can be
+    recomputed from the committed results."""
+
     id: str
-    text: str
-    claim_type: ClaimType | None
+    split: str
+    group: str
+    gold_type: ClaimType | None
+    gold_severity: str | None
     cited: bool
+    rules_types: list[ClaimType]
+    learned_type: ClaimType | None = Field(description="The classifier's type, or None.")
+    learned_probability: float | None
+    combined_type: ClaimType | None = Field(description="Rules first, the classifier for misses.")
+    combined_severity: str | None
+    citations_found: bool
+
+
+class SystemScores(Record):
+    """One detector's figures on one split."""
+
+    n: int
+    must_flag: int = Field(description="Uncited claims: what the uncited-claim flag should hit.")
+    flag: PRF = Field(description="Uncited-claim flag vs should be flagged.")
+    recall_interval: tuple[float, float] | None
+    false_flags: int = Field(description="Non-claims and cited claims flagged as uncited.")
+    should_not_flag: int
+    false_flag_rate: float | None
+    false_flag_interval: tuple[float, float] | None
+    non_claims_flagged: str = Field(description="Flagged non-claims, 'k of n'.")
+    cited_flagged: str = Field(description="Cited claims flagged as uncited, 'k of n'.")
+    high_severity: int = Field(description="Claims labelled high severity.")
+    high_severity_right: int = Field(description="Of those, reported high (undetected = wrong).")
+    high_severity_share: float | None
+    type_right: int = Field(description="Claims whose reported type is the labelled type.")
+    claims: int
+    recall_by_group: dict[str, str] = Field(description="'k of n' uncited claims flagged.")
+    missed: list[str] = Field(default_factory=list, description="Uncited claims not flagged.")
+    false: list[str] = Field(default_factory=list, description="Sentences flagged wrongly.")
 
 
 class LabelledResult(Record):
-    n: int
-    per_type: dict[str, PRF]
-    any_claim: PRF = Field(description="Claim vs no claim, whatever the type.")
-    uncited_flag: PRF = Field(description="Flagged as an uncited claim vs should be.")
-    citation_accuracy: float = Field(description="Share of sentences whose cited/uncited is right.")
-    errors: list[str] = Field(default_factory=list, description="Sentences got wrong, and how.")
+    data_file: str
+    data_sha256: str
+    detector: str = Field(description="The learned detector's name and artifact provenance.")
+    detector_threshold: float | None
+    splits: dict[str, dict[str, SystemScores]] = Field(
+        description="split -> system (rules, learned, both) -> scores."
+    )
+    items: list[SentencePrediction]
 
 
-def load_labelled(path: Path | None = None) -> list[LabelledSentence]:
-    path = path or Path(__file__).parent / "data" / "labelled_sentences.jsonl"
-    return [LabelledSentence.model_validate(row) for row in read_jsonl(path)]
+def _predicted(item: SentencePrediction, system: str) -> tuple[ClaimType | None, str | None]:
+    if system == "rules":
+        types = item.rules_types
+        return (types[0], None) if types else (None, None)
+    if system == "learned":
+        return item.learned_type, None
+    return item.combined_type, item.combined_severity
 
 
-def evaluate_labelled(rows: Sequence[LabelledSentence]) -> LabelledResult:
-    per_type: dict[str, PRF] = {}
-    predictions = []
-    for row in rows:
-        types = classify(row.text)
-        predicted = types[0] if types else None
-        cited = bool(find_citations(row.text))
-        predictions.append((row, predicted, cited))
-    for kind in ClaimType:
-        if kind is ClaimType.OTHER:
-            continue
-        tp = sum(1 for r, p, _ in predictions if p is kind and r.claim_type is kind)
-        fp = sum(1 for r, p, _ in predictions if p is kind and r.claim_type is not kind)
-        fn = sum(1 for r, p, _ in predictions if r.claim_type is kind and p is not kind)
-        per_type[kind.value] = PRF.of(tp, fp, fn)
-    claim_tp = sum(1 for r, p, _ in predictions if p and r.claim_type)
-    claim_fp = sum(1 for r, p, _ in predictions if p and not r.claim_type)
-    claim_fn = sum(1 for r, p, _ in predictions if not p and r.claim_type)
-    gold_flag = [bool(r.claim_type) and not r.cited for r, _, _ in predictions]
-    pred_flag = [bool(p) and not c for _, p, c in predictions]
-    pairs = list(zip(pred_flag, gold_flag, strict=True))
-    errors = []
-    for row, predicted, cited in predictions:
-        problems = []
-        if predicted is not row.claim_type:
-            gold = row.claim_type.value if row.claim_type else "none"
-            problems.append(f"type {predicted.value if predicted else 'none'} (gold {gold})")
-        if cited != row.cited:
-            problems.append(f"cited={cited} (gold {row.cited})")
-        if problems:
-            errors.append(f"{row.id} {'; '.join(problems)}: {row.text}")
+def score_system(
+    items: Sequence[SentencePrediction], system: str, texts: dict[str, str]
+) -> SystemScores:
+    """Flag, false-flag, severity and type figures of ``system`` over ``items``."""
+    tp = fp = fn = 0
+    non_claims = [i for i in items if i.gold_type is None]
+    cited_claims = [i for i in items if i.gold_type is not None and i.cited]
+    non_flagged = cited_flagged = 0
+    groups: dict[str, list[int]] = {}
+    missed: list[str] = []
+    false: list[str] = []
+    high = high_right = type_right = claims = 0
+    for item in items:
+        predicted, severity = _predicted(item, system)
+        if system != "both" and predicted is not None:
+            severity = severity_of([predicted], texts[item.id]).value
+        flagged = predicted is not None and not item.citations_found
+        gold = item.gold_type is not None and not item.cited
+        tp += flagged and gold
+        fp += flagged and not gold
+        fn += gold and not flagged
+        if flagged and not gold:
+            false.append(f"{item.id} ({item.group}): {texts[item.id]}")
+            non_flagged += item.gold_type is None
+            cited_flagged += item.gold_type is not None
+        if gold:
+            hits = groups.setdefault(item.group, [0, 0])
+            hits[0] += flagged
+            hits[1] += 1
+            if not flagged:
+                missed.append(f"{item.id} ({item.group}): {texts[item.id]}")
+        if item.gold_type is not None:
+            claims += 1
+            type_right += predicted is item.gold_type
+            if item.gold_severity == "high":
+                high += 1
+                high_right += severity == "high"
+    should_not = len(items) - (tp + fn)
+    return SystemScores(
+        n=len(items),
+        must_flag=tp + fn,
+        flag=PRF.of(tp, fp, fn),
+        recall_interval=wilson_interval(tp, tp + fn),
+        false_flags=fp,
+        should_not_flag=should_not,
+        false_flag_rate=fp / should_not if should_not else None,
+        false_flag_interval=wilson_interval(fp, should_not),
+        non_claims_flagged=f"{non_flagged} of {len(non_claims)}",
+        cited_flagged=f"{cited_flagged} of {len(cited_claims)}",
+        high_severity=high,
+        high_severity_right=high_right,
+        high_severity_share=high_right / high if high else None,
+        type_right=type_right,
+        claims=claims,
+        recall_by_group={g: f"{k} of {n}" for g, (k, n) in sorted(groups.items())},
+        missed=missed,
+        false=false,
+    )
+
+
+def predict_labelled(
+    rows: Sequence[LabelledSentence], detector: ClaimDetector | None
+) -> list[SentencePrediction]:
+    """Every system's reading of every sentence (the classifier on all of them, so that it can
+    be scored alone; the combination asks it only where the rules found nothing)."""
+    learned = detector.predict([r.text for r in rows]) if detector is not None else []
+    items = []
+    for i, row in enumerate(rows):
+        rules = classify(row.text)
+        verdict = learned[i] if learned else None
+        combined = rules or ([verdict.claim_type] if verdict and verdict.claim_type else [])
+        items.append(
+            SentencePrediction(
+                id=row.id,
+                split=row.split,
+                group=row.group,
+                gold_type=row.claim_type,
+                gold_severity=row.severity,
+                cited=row.cited,
+                rules_types=rules,
+                learned_type=verdict.claim_type if verdict else None,
+                learned_probability=verdict.probability if verdict else None,
+                combined_type=combined[0] if combined else None,
+                combined_severity=severity_of(combined, row.text).value if combined else None,
+                citations_found=bool(find_citations(row.text)),
+            )
+        )
+    return items
+
+
+def evaluate_labelled(
+    rows: Sequence[LabelledSentence],
+    detector: ClaimDetector | None,
+    *,
+    data_file: Path = SENTENCES_FILE,
+    detector_info: str = "",
+    detector_threshold: float | None = None,
+) -> LabelledResult:
+    """Rules, classifier and both, scored separately on the training and held-out parts."""
+    items = predict_labelled(rows, detector)
+    texts = {r.id: r.text for r in rows}
+    systems = ["rules", "learned", "both"] if detector is not None else ["rules"]
+    splits = {
+        split: {
+            system: score_system([i for i in items if i.split == split], system, texts)
+            for system in systems
+        }
+        for split in ("heldout", "train")
+    }
     return LabelledResult(
-        n=len(rows),
-        per_type=per_type,
-        any_claim=PRF.of(claim_tp, claim_fp, claim_fn),
-        uncited_flag=PRF.of(
-            sum(p and g for p, g in pairs),
-            sum(p and not g for p, g in pairs),
-            sum(g and not p for p, g in pairs),
-        ),
-        citation_accuracy=sum(c == r.cited for r, _, c in predictions) / len(rows),
-        errors=errors,
+        data_file=data_file.name,
+        data_sha256=file_sha256(data_file),
+        detector=detector_info,
+        detector_threshold=detector_threshold,
+        splits=splits,
+        items=items,
     )
 
 
@@ -170,7 +286,9 @@ def _match_fact(fact: str, sentence_terms: Sequence[set[str]]) -> int | None:
     return best
 
 
-def evaluate_halueval(rows: Iterable[dict[str, Any]]) -> HaluEvalResult:
+def evaluate_halueval(
+    rows: Iterable[dict[str, Any]], detector: ClaimDetector | None = None
+) -> HaluEvalResult:
     answers = sentences_total = labelled = unlabelled = unmatched = 0
     s_tp = s_fp = s_fn = f_tp = f_fp = f_fn = a_tp = a_fp = a_fn = 0
     with_facts = false_sentences = flagged_sentences = flagged_all = 0
@@ -180,7 +298,7 @@ def evaluate_halueval(rows: Iterable[dict[str, Any]]) -> HaluEvalResult:
         answers += 1
         sentences = split_sentences(row["answer"])
         sentences_total += len(sentences)
-        claims = {c.sentence.index: c for c in detect_claims(sentences) if not c.cited}
+        claims = {c.sentence.index: c for c in detect_claims(sentences, detector) if not c.cited}
         flagged_all += len(claims)
         terms = [content_terms(s.text)[0] for s in sentences]
         facts, labels = row.get("facts", []), row.get("fact_labels", [])

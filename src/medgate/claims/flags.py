@@ -41,8 +41,16 @@ class ClaimFlag(Record):
 _UNCITED_ADVICE: dict[ClaimType, str] = {
     ClaimType.DOSE: "Dose statements need a source (PMID or the drug label); otherwise remove the "
     "specific dose and refer the reader to a prescriber.",
+    ClaimType.MEDICATION_CHANGE: "Advice to stop, skip, double or switch a medicine must come "
+    "from the prescriber: remove it, or say the person should ask their doctor or pharmacist "
+    "before changing anything.",
     ClaimType.CONTRAINDICATION: "Cite the label, guideline or study (PMID) for this "
     "contraindication, or remove it.",
+    ClaimType.INTERACTION: "Cite the drug label or an interaction reference for this statement, "
+    "or tell the reader to ask a pharmacist about combining these.",
+    ClaimType.SAFETY: "An assurance of safety needs a source (label, guideline, PMID); otherwise "
+    "qualify it and point the reader to a clinician, above all for pregnancy, children, older "
+    "people and kidney or liver disease.",
     ClaimType.APPROVAL: "Cite the regulator's decision (FDA/EMA label or approval letter) or "
     "remove the approval claim.",
     ClaimType.SIDE_EFFECTS: "Reference the drug label or a study (PMID/DOI) for these side "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from medgate.claims.citations import CitationKind, Reference, split_references
-from medgate.claims.detection import Claim, ClaimType, Severity, cited_statements
+from medgate.claims.detection import Claim, ClaimDetector, ClaimType, Severity, cited_statements
 from medgate.claims.flags import uncited_flags
 from medgate.claims.safety_check import SafetyCheck, check_safety
 from medgate.claims.sentences import split_sentences
@@ -17,11 +17,16 @@ from medgate.errors import InputError
 MAX_REPORT_CHARS = 200_000
 
 
-def check_report(text: str, verifier: CitationVerifier | None = None) -> SafetyCheck:
+def check_report(
+    text: str,
+    verifier: CitationVerifier | None = None,
+    detector: ClaimDetector | None = None,
+) -> SafetyCheck:
     """Detect claims, score sources, verify citations (when a verifier is given), then decide.
 
-    The reference list is not scanned for claims; its entries are scored as sources. An
-    unexpected failure inside verification is recorded and makes the verdict unsafe.
+    ``detector`` is asked about the sentences no rule matched. The reference list is not
+    scanned for claims; its entries are scored as sources. An unexpected failure inside
+    detection or verification is recorded and makes the verdict unsafe.
     """
     if not text.strip():
         raise InputError("the answer to check is empty")
@@ -29,12 +34,16 @@ def check_report(text: str, verifier: CitationVerifier | None = None) -> SafetyC
         raise InputError(f"the answer is longer than {MAX_REPORT_CHARS} characters")
     body, references = split_references(text)
     sentences = split_sentences(body)
-    statements = cited_statements(sentences)
+    errors: list[str] = []
+    try:
+        statements = cited_statements(sentences, detector)
+    except Exception as exc:  # fail closed: the rules still run, the failure makes it unsafe
+        errors.append(f"claim detection failed: {type(exc).__name__}: {exc}")
+        statements = cited_statements(sentences)
     claims = [s for s in statements if s.claim_type is not ClaimType.OTHER]
     flags = uncited_flags(claims)
     sources = list_sources(body, references)
     verification: VerificationReport | None = None
-    errors: list[str] = []
     if verifier is not None:
         try:
             verification = verifier.verify(statements, references)

@@ -21,6 +21,7 @@ from medgate.claims.flags import ClaimFlag, FlagKind
 from medgate.claims.sources import ListedSource
 from medgate.claims.verification import CitationStatus, VerificationReport
 from medgate.events import Event, EventKind
+from medgate.quantities import medicine_amounts
 from medgate.records import Record
 
 MEDICAL_DISCLAIMER = (
@@ -33,11 +34,6 @@ DISCLAIMER_SEPARATOR = "\n\n---\n\n"
 _DISCLAIMER_MARKERS = re.compile(
     r"not\s+(?:a\s+)?substitute\s+for\s+(?:professional\s+)?medical\s+advice|not\s+medical\s+advice"
     r"|does\s+not\s+constitute\s+medical\s+advice",
-    re.IGNORECASE,
-)
-_DOSE_WORDS = re.compile(
-    r"\b(?:recommended\s+dos(?:e|age)|dosage|dosing|mg\s*/\s*kg|mg\s+per\s+(?:day|kg)"
-    r"|\d+(?:\.\d+)?\s*(?:mg|mcg|µg|μg|units|IU)\b)",
     re.IGNORECASE,
 )
 
@@ -64,10 +60,10 @@ def apply_disclaimer(text: str) -> str:
 
 
 def has_dose_information(text: str, claims: Sequence[Claim] = ()) -> bool:
-    """Dose claims, or dose words and amounts anywhere (defence in depth beyond the detector)."""
+    """Dose claims, or an amount of a medicine anywhere (defence in depth beyond the detector)."""
     if any(ClaimType.DOSE in c.claim_types for c in claims):
         return True
-    return _DOSE_WORDS.search(text) is not None
+    return bool(medicine_amounts(text))
 
 
 class SafetyCheck(Record):
@@ -143,7 +139,7 @@ def check_safety(
     if verification is not None and verification.count(CitationStatus.UNCHECKED):
         warnings.append(
             f"{verification.count(CitationStatus.UNCHECKED)} citation(s) could not be checked "
-            "(DOI, author-year or reference without an id)"
+            "(a reference without an id, or [n] without a reference list)"
         )
     warnings.extend(notes)
     if failures:

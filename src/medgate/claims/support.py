@@ -29,7 +29,7 @@ from medgate.claims.sentences import split_sentences
 from medgate.errors import InputError, ModelError
 from medgate.records import Record
 
-#: Calibrated on ``data/support_pairs.jsonl`` (see ``scripts/eval_claims.py support``).
+#: Calibrated on ``data/support_pairs.jsonl`` (see ``medgate eval claims``, claims_support.md).
 DEFAULT_LEXICAL_THRESHOLD = 0.65
 
 

@@ -1,15 +1,19 @@
 """Citation verification: a cited id must exist, and the source must back the sentence.
 
-For every claim that carries citations, each PMID and NCT id (directly, or through the numbered
-reference list for ``[n]`` citations) is looked up in a :class:`RecordStore` and the sentence is
-judged against the record's text by a :class:`SupportJudge`. A claim gets
+For every claim that carries citations, each PMID, NCT id, DOI and author-year citation (directly,
+or through the numbered reference list for ``[n]`` citations) is looked up in a
+:class:`RecordStore` and the sentence is judged against the record's text by a
+:class:`SupportJudge`. A citation counts as support only when it resolves *and* the judge finds
+support. A claim gets
 
-- an ``unresolvable`` flag when any cited id does not exist, or a ``[n]`` points past the list;
+- an ``unresolvable`` flag when any citation resolves to nothing (an id that does not exist, an
+  author with no work that year, a ``[n]`` past the list, or a citation the store cannot find:
+  offline, a store holds only the records it was given);
 - an ``unsupported`` flag when its sources resolved but none of them supports it.
 
-DOIs and author-year references cannot be resolved here; they are reported as ``unchecked``, which
-is its own state and never counts as verified. A lookup or judge that fails is an ``error``: the
-safety check treats it as a failed check, not as a pass.
+A ``[n]`` whose reference entry carries no id (a bare URL) is ``unchecked``, its own state that
+never counts as verified. A lookup or judge that fails is an ``error``: the safety check treats it
+as a failed check, not as a pass.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from medgate.claims.citations import Citation, CitationKind, Reference
+from medgate.claims.citations import Citation, CitationKind, Reference, without_citations
 from medgate.claims.clients.errors import ServiceError
 from medgate.claims.credibility import Credibility, score_source
 from medgate.claims.detection import Claim
@@ -36,7 +40,7 @@ class CitationStatus(StrEnum):
     UNSUPPORTED = "unsupported"
     UNRESOLVABLE = "unresolvable"
     UNCHECKED = "unchecked"
-    """A form that cannot be looked up (DOI, author-year, [n] without a reference list)."""
+    """A [n] whose reference has no id to look up, or with no reference list at all."""
     ERROR = "error"
     """The lookup or the judge failed: the check did not run."""
 
@@ -67,6 +71,10 @@ class VerificationReport(Record):
         return sum(1 for c in self.checks if c.status is status)
 
 
+#: Citation forms a record store can look up.
+_RESOLVABLE = (CitationKind.PMID, CitationKind.NCT, CitationKind.DOI, CitationKind.AUTHOR_YEAR)
+
+
 def _targets(
     citation: Citation, references: dict[int, Reference], has_reference_list: bool
 ) -> tuple[list[Citation], str | None]:
@@ -74,7 +82,7 @@ def _targets(
 
     Returns ``([], None)`` for forms that cannot be checked here.
     """
-    if citation.kind in (CitationKind.PMID, CitationKind.NCT):
+    if citation.kind in _RESOLVABLE:
         return [citation], None
     if citation.kind is CitationKind.BRACKET:
         if not has_reference_list:
@@ -83,12 +91,7 @@ def _targets(
         missing = [n for n in numbers if n not in references]
         if missing:
             return [], f"reference {', '.join(map(str, missing))} is not in the reference list"
-        ids = [
-            c
-            for n in numbers
-            for c in references[n].citations
-            if c.kind in (CitationKind.PMID, CitationKind.NCT)
-        ]
+        ids = [c for n in numbers for c in references[n].citations if c.kind in _RESOLVABLE]
         return ids, None
     return [], None
 
@@ -107,21 +110,23 @@ class CitationVerifier:
             "resolved_key": target.key,
         }
         try:
-            record: SourceRecord | None = self.store.lookup(target)
+            record: SourceRecord | None = self.store.lookup(target, claim.sentence.text)
         except ServiceError as exc:
             return CitationCheck(**base, status=CitationStatus.ERROR, detail=str(exc))
         if record is None:
             return CitationCheck(
                 **base,
                 status=CitationStatus.UNRESOLVABLE,
-                detail=f"{target.key} does not resolve to a record",
+                detail=f"{target.key} does not resolve to a record in {self.store.description}",
             )
         grade = grade_evidence(record.publication_types, record.title, record.text)
         credibility = score_source(
             record.url or record.key, record.source_type, journal=record.journal
         )
         try:
-            judgement = self.judge.judge(claim.sentence.text, record.evidence_text)
+            judgement = self.judge.judge(
+                without_citations(claim.sentence.text), record.evidence_text
+            )
         except (MedgateError, ValueError) as exc:
             return CitationCheck(
                 **base,
@@ -164,7 +169,11 @@ class CitationVerifier:
                             sentence_index=claim.sentence.index,
                             citation=citation,
                             status=CitationStatus.UNCHECKED,
-                            detail=f"{citation.kind.value} citations cannot be looked up",
+                            detail=(
+                                "the reference names no PMID, NCT id or DOI to look up"
+                                if references
+                                else "there is no reference list to resolve it against"
+                            ),
                         )
                     )
                 else:

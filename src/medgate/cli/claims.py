@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from medgate.claims.clients.clinicaltrials import ClinicalTrialsClient
-from medgate.claims.clients.pubmed import PubMedClient
-from medgate.claims.records_store import LocalRecordStore, OnlineRecordStore, RecordStore
-from medgate.claims.report import check_report
+from medgate.claims.checker import build_claims_checker
 from medgate.claims.safety_check import MEDICAL_DISCLAIMER, SafetyCheck
 from medgate.claims.support import LexicalSupportJudge, ModelSupportJudge, SupportJudge
-from medgate.claims.verification import CitationVerifier
 from medgate.cli.core import read_text_file
 from medgate.cli.failures import fail
 from medgate.config import MedgateConfig, load_config
@@ -63,7 +58,7 @@ def render(result: SafetyCheck) -> str:
             f" ({cred.recommendation})"
         )
     if result.verification is None:
-        lines.append("Citation verification: not run (use --records or --online)")
+        lines.append("Citation verification: not run")
     else:
         lines.append(f"Citation verification ({result.verification.judge}):")
         for check in result.verification.checks:
@@ -87,14 +82,17 @@ def check_claims(
     ] = False,
     records: Annotated[
         Path | None,
-        typer.Option(help="JSONL of source records to verify PMIDs/NCT ids against, offline."),
+        typer.Option(
+            help="JSONL of source records to resolve citations against (default: "
+            "claims.records; offline without one, no citation resolves)."
+        ),
     ] = None,
     online: Annotated[
         bool,
         typer.Option(
             "--online",
-            help="Verify citations through PubMed/ClinicalTrials.gov (also when the "
-            "configuration sets claims.offline = false).",
+            help="Resolve citations through PubMed, ClinicalTrials.gov and Crossref (also "
+            "when the configuration sets claims.offline = false).",
         ),
     ] = False,
     judge: Annotated[
@@ -103,6 +101,9 @@ def check_claims(
     threshold: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help="Lexical support threshold.")
     ] = None,
+    rules_only: Annotated[
+        bool, typer.Option("--rules-only", help="Detect claims with the rules alone.")
+    ] = False,
 ) -> None:
     """Flag uncited medical claims, score the listed sources and give a safety verdict.
 
@@ -113,19 +114,14 @@ def check_claims(
             raise InputError(f"{file} is not a file")
         text = read_text_file(file, "report", MAX_REPORT_CHARS)
         config = load_config()
-        with ExitStack() as stack:
-            store: RecordStore | None = None
-            if records is not None:
-                store = LocalRecordStore.from_jsonl(records)
-            elif online or not config.claims.offline:
-                settings = config.claims
-                pubmed = PubMedClient(settings.pubmed, email=settings.ncbi_email)
-                trials = ClinicalTrialsClient(settings.clinicaltrials)
-                stack.callback(pubmed.close)
-                stack.callback(trials.close)
-                store = OnlineRecordStore(pubmed, trials)
-            verifier = CitationVerifier(store, _judge(judge, config, threshold)) if store else None
-            result = check_report(text, verifier)
+        with build_claims_checker(
+            config,
+            records=records,
+            online=online,
+            judge=_judge(judge, config, threshold),
+            detector=not rules_only,
+        ) as checker:
+            result = checker.check(text)
     except MedgateError as exc:
         raise fail(exc) from exc
     typer.echo(result.model_dump_json(indent=2) if as_json else render(result))
@@ -133,6 +129,56 @@ def check_claims(
         raise typer.Exit(EXIT_UNSAFE)
 
 
+def fit_claims_detector(
+    seed: Annotated[int, typer.Option(help="Seed of the folds and the solver.")] = 13,
+    c: Annotated[
+        float, typer.Option("--c", min=1e-6, help="Inverse regularisation strength.")
+    ] = 4.0,
+    max_false_positive_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Out-of-fold share of non-claims the threshold may flag."
+        ),
+    ] = 0.02,
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the artifact (default: the shipped one).")
+    ] = None,
+) -> None:
+    """Fit the learned claim detector on the training part of the labelled sentences.
+
+    The held-out part is not read. Writes a JSON artifact with the weights, the threshold
+    chosen on out-of-fold predictions, and the training provenance.
+    """
+    import shlex
+    import sys
+
+    from medgate.claims.learned import ARTIFACT_FILE, fit_detector, load_sentences, save_artifact
+    from medgate.embeddings import default_embedder
+
+    try:
+        config = load_config()
+        artifact = fit_detector(
+            load_sentences(),
+            default_embedder(config.backend.n_threads or 1),
+            seed=seed,
+            regularisation_c=c,
+            max_false_positive_rate=max_false_positive_rate,
+            command="medgate " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        )
+        path = save_artifact(artifact, out or ARTIFACT_FILE)
+    except MedgateError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_ERROR) from exc
+    p = artifact.provenance
+    typer.echo(
+        f"trained on {len(p.train_ids)} sentences; threshold {artifact.threshold:.3f}; "
+        f"out-of-fold recall {p.cv_recall:.3f}, non-claims flagged {p.cv_false_positive_rate:.3f}, "
+        f"type accuracy {p.cv_type_accuracy:.3f}"
+    )
+    typer.echo(f"wrote {path}")
+
+
 def register(app: typer.Typer) -> None:
     """Add the claims commands to ``app``."""
     app.command("check-claims")(check_claims)
+    app.command("fit-claims-detector")(fit_claims_detector)

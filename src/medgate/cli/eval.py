@@ -1,4 +1,5 @@
-"""Evaluation commands: ``medgate eval ...`` (the HRS paper's experiments) and ``calibrate``."""
+"""Evaluation commands: ``medgate eval ...`` (the HRS paper's experiments, the claims layer)
+and ``calibrate``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from medgate.cli.core import ModelOpt, config_with
+from medgate.config import load_config
 
 DatasetOpt = Annotated[
     str,
@@ -252,6 +254,50 @@ def register(app: typer.Typer) -> None:
             out, f"table8_{name}", {"datasets": results}, escalated_markdown(results, cmd)
         )
         typer.echo(f"wrote table7_{name} and table8_{name} in {out}")
+
+    @ev.command("claims")
+    def claims_cmd(
+        out: OutOpt = DEFAULT_OUT,
+        data: Annotated[
+            Path | None,
+            typer.Option(help="Evaluation data folder (default: MEDGATE_DATA_DIR or data_dir)."),
+        ] = None,
+        rules_only: Annotated[
+            bool, typer.Option("--rules-only", help="Evaluate without the learned detector.")
+        ] = False,
+    ) -> None:
+        """The claims layer: rules, classifier and both on the held-out labelled sentences,
+        HaluEval 2.0 biomedical beside the earlier rules, and the support judge."""
+        from medgate.claims.checker import build_detector
+        from medgate.claims.results import fmt, run_claims_evaluation
+
+        config = load_config()
+        detector = None if rules_only else build_detector(config)
+        res = run_claims_evaluation(detector, data or config.data_dir, out, _command())
+        typer.echo("held-out labelled sentences (uncited-claim flag):")
+        for name, s in res["labelled"].items():
+            typer.echo(
+                f"  {name:8} recall {fmt(s.flag.recall)} ({s.flag.tp}/{s.must_flag})  "
+                f"wrongly flagged {fmt(s.false_flag_rate)} ({s.false_flags}/{s.should_not_flag})"
+                f"  high severity right {fmt(s.high_severity_share)} "
+                f"({s.high_severity_right}/{s.high_severity})"
+            )
+        h, before = res["halueval"], res["halueval_before"]
+        typer.echo(
+            f"HaluEval biomedical, flag vs false sentence: recall "
+            f"{fmt(h.sentence_level.recall)}, precision {fmt(h.sentence_level.precision)}"
+            + (
+                f" (before: recall {fmt(before.sentence_level.recall)}, precision "
+                f"{fmt(before.sentence_level.precision)})"
+                if before
+                else ""
+            )
+        )
+        typer.echo(
+            f"support judge leave-one-out accuracy {fmt(res['support'].leave_one_out_accuracy)}"
+        )
+        for path in res["paths"]:
+            typer.echo(f"wrote {path}")
 
     @ev.command("report")
     def report_cmd(

@@ -1,8 +1,10 @@
-"""Clients for PubMed E-utilities, ClinicalTrials.gov v2 and openFDA, for users who are online."""
+"""Clients for PubMed E-utilities, ClinicalTrials.gov v2, Crossref and openFDA, for users who
+are online."""
 
 from medgate.claims.clients.base import ServiceClient
 from medgate.claims.clients.breaker import CircuitBreaker, CircuitState
 from medgate.claims.clients.clinicaltrials import ClinicalTrialsClient, TrialRecord
+from medgate.claims.clients.crossref import CrossrefClient, CrossrefWork
 from medgate.claims.clients.errors import (
     CircuitOpenError,
     MalformedResponseError,
@@ -20,6 +22,8 @@ __all__ = [
     "CircuitOpenError",
     "CircuitState",
     "ClinicalTrialsClient",
+    "CrossrefClient",
+    "CrossrefWork",
     "DrugLabel",
     "MalformedResponseError",
     "OfflineError",
