@@ -167,8 +167,7 @@ def fit_claims_detector(
         )
         path = save_artifact(artifact, out or ARTIFACT_FILE)
     except MedgateError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_ERROR) from exc
+        raise fail(exc) from exc
     p = artifact.provenance
     typer.echo(
         f"trained on {len(p.train_ids)} sentences; threshold {artifact.threshold:.3f}; "
