@@ -292,8 +292,10 @@ class MedgateConfig(BaseSettings):
         default=None, description="Orchestrator/agent model; defaults to `model`."
     )
     profile: str = Field(
-        default="hrs",
-        description="Which pipeline `medgate.pipeline.build_gate` assembles (see its PROFILES).",
+        default="route",
+        description="Which pipeline `medgate.pipeline.build_gate` assembles (see its PROFILES): "
+        "'route' (closed research questions to HRS, patient questions to CareGuard), 'hrs', "
+        "'careguard' or 'full'.",
     )
     backend: BackendOptions = Field(default_factory=BackendOptions)
     hrs: HRSConfig = Field(default_factory=HRSConfig)

@@ -12,6 +12,7 @@ from medgate.records import Case, Record, Verdict
 
 
 class EventKind(StrEnum):
+    ROUTE = "route"
     TRIAGE = "triage"
     ANSWER = "answer"
     SIGNALS = "signals"

@@ -20,6 +20,7 @@ from medgate.hrs.gate import HRSGate
 from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
 from medgate.hrs.rarity import RarityCentroid, load_centroid
 from medgate.hrs.retrieval import BM25Index
+from medgate.routing import RoutingGate
 
 
 class ModelPool:
@@ -75,9 +76,16 @@ def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSG
     return HRSGate(answerer, build_orchestrator(config, pool), hrs, centroid)
 
 
+def build_routing_gate(config: MedgateConfig, pool: ModelPool) -> RoutingGate:
+    """Closed research questions to the HRS gate, patient questions to CareGuard (triage
+    first); see :mod:`medgate.routing`. Both share the pool's models."""
+    return RoutingGate(research=build_hrs_gate(config, pool), patient=build_careguard(config, pool))
+
+
 GateBuilder = Callable[[MedgateConfig, ModelPool], Gate]
 
 PROFILES: dict[str, GateBuilder] = {
+    "route": build_routing_gate,
     "hrs": build_hrs_gate,
     "careguard": build_careguard,
     "full": build_full,

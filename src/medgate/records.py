@@ -48,8 +48,10 @@ class Case(Record):
 
     question: str = Field(description="The question as the user asked it; never rewritten.")
     context: str = Field(default="", description="Optional supporting text (e.g. an abstract).")
-    labels: LabelSet = Field(
-        default=LabelSet.YES_NO_MAYBE, description="Allowed closed answers for the HRS gate."
+    labels: LabelSet | None = Field(
+        default=None,
+        description="The closed answers allowed, when the caller gives them: the case is then a "
+        "closed research question. None for an open question (e.g. a patient's).",
     )
     patient: dict[str, str] = Field(
         default_factory=dict, description="Known patient context (age, pregnancy, ...)."
@@ -72,6 +74,11 @@ class Case(Record):
         if len(value) > MAX_CONTEXT_CHARS:
             raise ValueError(f"the context is longer than {MAX_CONTEXT_CHARS} characters")
         return value
+
+    @property
+    def answer_labels(self) -> LabelSet:
+        """The labels a closed-answer gate answers over: those given, else yes/no/maybe."""
+        return self.labels or LabelSet.YES_NO_MAYBE
 
 
 class Status(StrEnum):
@@ -147,6 +154,20 @@ class SignalValue(Record):
         return "computed" if self.value is not None else "not computed"
 
 
+class HeldBackAnswer(Record):
+    """The model's answer a gate did not release, kept for the clinician who reviews the case.
+
+    It is never shown to the person who asked (see :mod:`medgate.redaction`); a clinician may
+    approve it, and then ``answer`` is exactly the text released.
+    """
+
+    answer: str = Field(description="The text approving it would release.")
+    reasoning: str = Field(
+        default="", description="What the model wrote before its answer, for the reviewer."
+    )
+    source: str = Field(description="Which stage and round produced it, e.g. 'hrs round 0'.")
+
+
 class Verdict(Record):
     """medgate's decision for one case."""
 
@@ -159,5 +180,9 @@ class Verdict(Record):
     signals: dict[str, SignalValue] = Field(
         default_factory=dict,
         description="Risk signals of the answer shown (or of the last one tried when held back).",
+    )
+    held_back: HeldBackAnswer | None = Field(
+        default=None,
+        description="The model's answer when the gate did not release it; for clinicians only.",
     )
     trace: Trace = Field(default_factory=Trace)

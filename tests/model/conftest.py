@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,10 @@ from medgate.config import load_config
 from medgate.pipeline import ModelPool
 from medgate.records import Case
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(
+    os.environ.get("MEDGATE_DATA_DIR")
+    or Path(__file__).resolve().parents[2].parent / "shared" / "data"
+)
 
 
 @pytest.fixture(scope="session")

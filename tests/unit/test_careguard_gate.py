@@ -25,7 +25,7 @@ from medgate.careguard.categories import (
     HARMFUL_REFUSAL,
     SAFE_REFUSAL,
 )
-from medgate.claims import MEDICAL_DISCLAIMER
+from medgate.claims import MEDICAL_DISCLAIMER, apply_disclaimer
 from medgate.config import CareGuardConfig
 from medgate.errors import ModelError
 from medgate.events import Event, EventKind
@@ -239,6 +239,17 @@ def test_refinement_exhausted_blocks_with_a_safe_refusal() -> None:
     assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
     assert len(verdict.trace.stages["careguard"]["rounds"]) == 4  # first draft + 3 refinements
     assert len(rig.generator_model.calls) == 4
+    # The last draft is kept for a reviewer, as it would have been shown.
+    assert verdict.held_back is not None
+    assert verdict.held_back.answer == apply_disclaimer("You should be fine.")
+    assert verdict.held_back.source == "careguard round 3"
+
+
+def test_released_and_guidance_verdicts_hold_nothing_back() -> None:
+    rig = Rig().drafts(SAFE_TEXT).sra(verdict_json(1)).hra(verdict_json(1))
+    assert rig.gate().check(resumed()).held_back is None
+    crisis = Rig().gate().check(Case(question="I want to end my life."))
+    assert crisis.status is Status.BLOCKED and crisis.held_back is None
 
 
 @pytest.mark.parametrize(

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
+from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
 from medgate.config import RevertRule, SuccessRule
 from medgate.events import Event, EventKind
 from medgate.hrs import HRSGate, ModelOrchestrator, Outcome, decide
 from medgate.hrs.rarity import RarityCentroid
-from medgate.records import Case, Status
+from medgate.records import Case, LabelSet, Status
 
 from .hrs_helpers import (
     ABSTAIN_REPLY,
@@ -71,6 +74,39 @@ def test_abstain_escalates() -> None:
     assert verdict.status is Status.ESCALATED
     assert verdict.answer is None
     assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.ABSTAIN
+
+
+def test_an_escalation_keeps_the_baseline_answer_for_the_clinician() -> None:
+    # After a label flip the baseline is what the clinician may approve, not the flipped label.
+    model = answerer({"fact": completion(CONFIDENT_NO)}, completion(UNSURE))
+    verdict = HRSGate(model, orchestrator(continue_reply("fact")), hrs_config()).check(CASE)
+    assert verdict.status is Status.ESCALATED and verdict.answer is None
+    assert verdict.held_back is not None
+    assert verdict.held_back.answer == "yes"  # UNSURE's top label
+    assert verdict.held_back.reasoning == "Reasoning about the evidence."
+    assert verdict.held_back.source == "hrs round 0"
+
+
+def test_a_released_answer_holds_nothing_back() -> None:
+    gate = HRSGate(answerer({}, completion(CONFIDENT)), orchestrator(), hrs_config())
+    assert gate.check(CASE).held_back is None
+
+
+@pytest.mark.parametrize(
+    ("labels", "choice"), [(None, "yes, no or maybe"), ("yes,no", "yes or no")]
+)
+def test_labels_are_those_given_else_yes_no_maybe(labels: str | None, choice: str) -> None:
+    systems: list[str] = []
+
+    def reply(messages: Sequence[ChatMessage]) -> Completion:
+        systems.append(messages[0].content)
+        return completion(CONFIDENT)
+
+    model = FakeModel("answerer").script_completion("Question:", reply, repeat=True)
+    case = Case.model_validate({"question": "Is X linked to Y?", "labels": labels})
+    assert case.labels == (None if labels is None else LabelSet.parse(labels))
+    HRSGate(model, orchestrator(), hrs_config()).check(case)
+    assert systems and all(choice in text for text in systems)
 
 
 def test_k_exhausted_escalates_after_k_rounds() -> None:

@@ -47,7 +47,16 @@ from medgate.claims import (
 )
 from medgate.config import CareGuardConfig
 from medgate.events import Event, EventKind, EventSink, discard
-from medgate.records import Case, SignalValue, Status, Timing, Trace, Usage, Verdict
+from medgate.records import (
+    Case,
+    HeldBackAnswer,
+    SignalValue,
+    Status,
+    Timing,
+    Trace,
+    Usage,
+    Verdict,
+)
 
 STAGE = "careguard"
 
@@ -103,6 +112,7 @@ class CareGuardGate:
             reason=reason,
             case=case,
             signals=self._signals(report),
+            held_back=_held_back(report, status),
             trace=self._trace(report, errors, time.perf_counter() - t0),
         )
         events(
@@ -283,6 +293,16 @@ class CareGuardGate:
             usage=usage,
             errors=errors,
         )
+
+
+def _held_back(report: CareGuardReport, status: Status) -> HeldBackAnswer | None:
+    """The last draft when it was not released, as it would be shown (with the disclaimer)."""
+    if status.answers_user or not report.rounds:
+        return None
+    last = report.rounds[-1]
+    return HeldBackAnswer(
+        answer=apply_disclaimer(last.draft.text), source=f"careguard round {last.iteration}"
+    )
 
 
 def blocking_claims(check: SafetyCheck) -> list[ClaimFlag]:

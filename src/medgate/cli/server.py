@@ -83,7 +83,8 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 help="Gate factory 'package.module:function' taking the configuration; "
-                "default: the full pipeline on the configured model."
+                "default: the configured profile on the configured model (profile 'route': "
+                "closed research questions to HRS, patient questions to CareGuard)."
             ),
         ] = None,
         database_url: DatabaseUrl = None,

@@ -14,7 +14,17 @@ from medgate.hrs.orchestrator import Action, IterationView, Orchestrator, Orches
 from medgate.hrs.probe import needs_of, probe
 from medgate.hrs.rarity import RarityCentroid
 from medgate.hrs.signals import Need, SignalContext, build_signals
-from medgate.records import Case, Record, SignalValue, Status, Timing, Trace, Usage, Verdict
+from medgate.records import (
+    Case,
+    HeldBackAnswer,
+    Record,
+    SignalValue,
+    Status,
+    Timing,
+    Trace,
+    Usage,
+    Verdict,
+)
 
 STAGE = "hrs"
 
@@ -141,6 +151,7 @@ class HRSGate:
             reason=decision.reason,
             case=case,
             signals=_shown_signals(traj, decision),
+            held_back=_held_back(traj, decision),
             trace=self._trace(traj, decision, time.perf_counter() - t0),
         )
         events(
@@ -209,3 +220,15 @@ def _shown_signals(traj: Trajectory, decision: Decision) -> dict[str, SignalValu
         return {}
     index = decision.iteration if decision.iteration is not None else len(traj.iterations) - 1
     return dict(traj.iterations[index].signals)
+
+
+def _held_back(traj: Trajectory, decision: Decision) -> HeldBackAnswer | None:
+    """The baseline answer of an escalated case, for the clinician who may approve it.
+
+    The baseline is the answerer's own reading of the question and context; later rounds rest
+    on knowledge the orchestrator injected, which the clinician can read in the trace.
+    """
+    if decision.status is not Status.ESCALATED or not traj.iterations:
+        return None
+    base = traj.iterations[0]
+    return HeldBackAnswer(answer=base.answer, reasoning=base.run.reasoning, source="hrs round 0")

@@ -41,7 +41,7 @@ def probe(
 ) -> tuple[ModelRun, list[Timing]]:
     """Run the answerer once (plus samples and embedding if needed) and record the results."""
     messages = answerer_messages(case, knowledge)
-    slot = AnswerSlot(cue=ANSWER_CUE, labels=case.labels.labels)
+    slot = AnswerSlot(cue=ANSWER_CUE, labels=case.answer_labels.labels)
     base = DecodeParams(
         max_tokens=cfg.l_max,
         min_tokens=cfg.min_reasoning_tokens,

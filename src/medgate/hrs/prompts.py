@@ -17,7 +17,7 @@ REASONING_STOPS = ("Answer", "ANSWER", "answer:")
 
 
 def answerer_messages(case: Case, knowledge: Sequence[Fact] = ()) -> list[ChatMessage]:
-    labels = case.labels.labels
+    labels = case.answer_labels.labels
     choice = ", ".join(labels[:-1]) + f" or {labels[-1]}"
     system = (
         "You are a careful biomedical expert answering research questions. "

@@ -25,28 +25,39 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from medgate.config import MedgateConfig
 from medgate.errors import InputError, MedgateError
 from medgate.events import Event, EventKind, Gate
-from medgate.records import Case, Status
+from medgate.records import Case
 from medgate.server.auth import require
 from medgate.server.limits import BodySizeLimit, RateLimiter
 from medgate.server.metrics import Metrics
 from medgate.server.runner import GateOutcome, GateRunner
 from medgate.server.schemas import (
     CheckResponse,
+    Colleague,
     EscalationList,
     Health,
     KeyCreated,
     KeyCreateRequest,
+    ReassignRequest,
     ResolveRequest,
     VerdictStatusResponse,
 )
 from medgate.server.sse import encode_comment, encode_event
 from medgate.server.state import Services, services
+from medgate.server.views import (
+    decision_event,
+    escalation_for,
+    event_for,
+    released_answer,
+    unrecorded_decision,
+    verdict_for,
+)
 from medgate.store import (
     ApiKey,
     ConflictError,
     Escalation,
     EscalationState,
     NotFoundError,
+    Resolution,
     Role,
     Store,
     StoredVerdict,
@@ -62,6 +73,8 @@ PAGE_CSP = (
 Client = Annotated[ApiKey, Depends(require(Role.CLIENT))]
 Clinician = Annotated[ApiKey, Depends(require(Role.CLINICIAN))]
 Admin = Annotated[ApiKey, Depends(require(Role.ADMIN))]
+AnyRole = Annotated[ApiKey, Depends(require(Role.CLIENT, Role.CLINICIAN, Role.ADMIN))]
+Reviewer = Annotated[ApiKey, Depends(require(Role.CLINICIAN, Role.ADMIN))]
 
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing, invalid or revoked API key."},
@@ -131,7 +144,7 @@ def _add_case_routes(app: FastAPI) -> None:
         state = services(request)
         outcome = await state.runner.run(case)
         stored = await _record(state, outcome, key)
-        return _check_response(stored)
+        return _check_response(stored, key.role)
 
     @app.post(
         "/v1/ask/stream",
@@ -161,20 +174,25 @@ def _add_case_routes(app: FastAPI) -> None:
         responses={**AUTH_RESPONSES, 404: {"description": "No such verdict for this key."}},
         tags=["cases"],
     )
-    def get_verdict(verdict_id: str, key: Client, request: Request) -> VerdictStatusResponse:
-        """A verdict this key submitted, with the clinician's resolution once there is one."""
+    def get_verdict(verdict_id: str, key: AnyRole, request: Request) -> VerdictStatusResponse:
+        """A verdict with the clinician's resolution once there is one. A client key reads the
+        verdicts it submitted, as the person who asked may see them; clinician and admin keys
+        read any verdict whole, held-back answer included."""
         stored = services(request).store.get_verdict(verdict_id)
-        if stored.key_id != key.id:
+        if key.role is Role.CLIENT and stored.key_id != key.id:
             raise NotFoundError(f"no verdict {verdict_id!r}")
         esc = stored.escalation
         return VerdictStatusResponse(
             verdict_id=stored.id,
             created_at=stored.created_at,
             status=stored.status,
-            verdict=stored.verdict,
+            verdict=verdict_for(key.role, stored.verdict),
+            released_answer=released_answer(stored),
             escalation_state=None if esc is None else esc.state,
             resolution=None if esc is None else esc.resolution,
-            clinician_answer=None if esc is None else esc.answer,
+            clinician_answer=(
+                esc.answer if esc is not None and esc.resolution is Resolution.ANSWER else None
+            ),
             clinician_note=None if esc is None else esc.note,
         )
 
@@ -196,12 +214,12 @@ async def _record(state: Services, outcome: GateOutcome, key: ApiKey) -> StoredV
     return stored
 
 
-def _check_response(stored: StoredVerdict) -> CheckResponse:
+def _check_response(stored: StoredVerdict, role: Role) -> CheckResponse:
     return CheckResponse(
         verdict_id=stored.id,
         status=stored.status,
         escalation_id=None if stored.escalation is None else stored.escalation.id,
-        verdict=stored.verdict,
+        verdict=verdict_for(role, stored.verdict),
     )
 
 
@@ -214,22 +232,25 @@ async def _event_stream(state: Services, case: Case, key: ApiKey) -> AsyncIterat
         # only once the verdict is committed: the stream never announces an unrecorded verdict.
         if event.kind is EventKind.DECISION:
             gate_decision.append(event)
-        else:
-            queue.put_nowait(event)
+            return
+        shown = event_for(key.role, event)
+        if shown is not None:
+            queue.put_nowait(shown)
 
     async def produce() -> None:
         try:
             outcome = await state.runner.run(case, on_event)
             if outcome.failure is not None:
-                queue.put_nowait(
+                on_event(
                     Event(kind=EventKind.ERROR, stage="service", data={"error": outcome.failure})
                 )
             try:
                 stored = await _record(state, outcome, key)
             except HTTPException as exc:
-                queue.put_nowait(_unrecorded_decision(str(exc.detail)))
+                queue.put_nowait(unrecorded_decision(str(exc.detail)))
                 return
-            queue.put_nowait(_decision(stored, gate_decision[-1] if gate_decision else None))
+            gate_event = gate_decision[-1] if gate_decision else None
+            queue.put_nowait(decision_event(stored, gate_event, key.role))
         finally:
             queue.put_nowait(None)
 
@@ -247,36 +268,6 @@ async def _event_stream(state: Services, case: Case, key: ApiKey) -> AsyncIterat
             return
         sequence += 1
         yield encode_event(event, sequence)
-
-
-def _decision(stored: StoredVerdict, gate_event: Event | None) -> Event:
-    data: dict[str, Any] = dict(gate_event.data) if gate_event is not None else {}
-    verdict = stored.verdict
-    data.update(
-        verdict_id=stored.id,
-        escalation_id=None if stored.escalation is None else stored.escalation.id,
-        status=verdict.status.value,
-        answer=verdict.answer,
-        reason=verdict.reason,
-        errors=list(verdict.trace.errors),
-    )
-    stage = gate_event.stage if gate_event is not None else "service"
-    return Event(kind=EventKind.DECISION, stage=stage, data=data)
-
-
-def _unrecorded_decision(detail: str) -> Event:
-    return Event(
-        kind=EventKind.DECISION,
-        stage="service",
-        data={
-            "verdict_id": None,
-            "escalation_id": None,
-            "status": Status.BLOCKED.value,
-            "answer": None,
-            "reason": detail,
-            "errors": [detail],
-        },
-    )
 
 
 # -- escalation queue ------------------------------------------------------------------------
@@ -303,7 +294,7 @@ def _add_queue_routes(app: FastAPI) -> None:
     ) -> EscalationList:
         """The queue, oldest first."""
         items = services(request).store.list_escalations(state, limit=limit, offset=offset)
-        return EscalationList(items=items, state=state)
+        return EscalationList(items=[escalation_for(key.role, e) for e in items], state=state)
 
     @app.get(
         "/v1/escalations/{escalation_id}",
@@ -312,7 +303,8 @@ def _add_queue_routes(app: FastAPI) -> None:
         tags=["queue"],
     )
     def get_escalation(escalation_id: str, key: Clinician, request: Request) -> Escalation:
-        return services(request).store.get_escalation(escalation_id)
+        """One case with its verdict, held-back answer and the gate's events."""
+        return escalation_for(key.role, services(request).store.get_escalation(escalation_id))
 
     @app.post(
         "/v1/escalations/{escalation_id}/claim",
@@ -322,7 +314,56 @@ def _add_queue_routes(app: FastAPI) -> None:
     )
     def claim(escalation_id: str, key: Clinician, request: Request) -> Escalation:
         """Take an open case; 409 if another clinician already has it."""
-        return services(request).store.claim(escalation_id, clinician=key.id)
+        return escalation_for(
+            key.role, services(request).store.claim(escalation_id, clinician=key.id)
+        )
+
+    @app.post(
+        "/v1/escalations/{escalation_id}/release",
+        response_model=Escalation,
+        responses={**AUTH_RESPONSES, **not_found, **conflict},
+        tags=["queue"],
+    )
+    def release(escalation_id: str, key: Reviewer, request: Request) -> Escalation:
+        """Put a case you hold back in the queue (an admin key may free anyone's)."""
+        released = services(request).store.release(
+            escalation_id, by=key.id, override=key.role is Role.ADMIN
+        )
+        return escalation_for(key.role, released)
+
+    @app.post(
+        "/v1/escalations/{escalation_id}/reassign",
+        response_model=Escalation,
+        responses={
+            **AUTH_RESPONSES,
+            **not_found,
+            **conflict,
+            400: {"description": "`to` is not an active clinician key."},
+        },
+        tags=["queue"],
+    )
+    def reassign(
+        escalation_id: str, body: ReassignRequest, key: Reviewer, request: Request
+    ) -> Escalation:
+        """Hand a case you hold to another clinician (an admin key may move anyone's)."""
+        moved = services(request).store.reassign(
+            escalation_id, to=body.to, by=key.id, override=key.role is Role.ADMIN
+        )
+        return escalation_for(key.role, moved)
+
+    @app.get(
+        "/v1/clinicians",
+        response_model=list[Colleague],
+        responses=AUTH_RESPONSES,
+        tags=["queue"],
+    )
+    def clinicians(key: Reviewer, request: Request) -> list[Colleague]:
+        """Active clinician keys, to reassign a case to."""
+        return [
+            Colleague(id=k.id, name=k.name)
+            for k in services(request).store.list_keys()
+            if k.role is Role.CLINICIAN and k.active
+        ]
 
     @app.post(
         "/v1/escalations/{escalation_id}/resolve",
@@ -333,14 +374,16 @@ def _add_queue_routes(app: FastAPI) -> None:
     def resolve(
         escalation_id: str, body: ResolveRequest, key: Clinician, request: Request
     ) -> Escalation:
-        """Answer, approve or reject a case you have claimed, with a note for the record."""
-        return services(request).store.resolve(
+        """Answer, approve or reject a case you have claimed, with a note for the record.
+        Approving releases the model's held-back answer as it is (409 if there is none)."""
+        resolved = services(request).store.resolve(
             escalation_id,
             clinician=key.id,
             resolution=body.action,
             note=body.note,
             answer=body.answer,
         )
+        return escalation_for(key.role, resolved)
 
 
 # -- administration ------------------------------------------------------------------------
@@ -450,8 +493,18 @@ def _add_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": f"{type(exc).__name__}: {exc}"}, status_code=500)
 
 
+#: Methods counted under their own name; anything else a client sends is counted as "other",
+#: so that made-up methods cannot grow the metrics without bound.
+COUNTED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def method_label(method: str) -> str:
+    return method if method in COUNTED_METHODS else "other"
+
+
 class _RequestMetrics:
-    """Counts requests by route template (not raw path, which would explode the labels)."""
+    """Counts requests by route template (not raw path, which would explode the labels) and by
+    method (a fixed set)."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -467,7 +520,8 @@ class _RequestMetrics:
             if message["type"] == "http.response.start":
                 route = scope.get("route")
                 name = getattr(route, "path", None) or "unmatched"
-                self.metrics.requests.labels(scope["method"], name, str(message["status"])).inc()
+                method = method_label(scope["method"])
+                self.metrics.requests.labels(method, name, str(message["status"])).inc()
                 self.metrics.latency.labels(name).observe(time.perf_counter() - started)
             await send(message)
 

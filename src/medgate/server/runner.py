@@ -43,6 +43,38 @@ def failed_closed(case: Case, failure: str) -> Verdict:
     )
 
 
+class SlotLease:
+    """One check's hold on a concurrency slot, given back exactly once.
+
+    Whichever comes first gives the slot back: the check finishing, or the service deciding the
+    case without it (timeout, cancellation). A check that hangs therefore stops counting against
+    the limit once it is decided; otherwise a few hung checks would fail every later one.
+    """
+
+    def __init__(self, slots: threading.BoundedSemaphore) -> None:
+        self._slots = slots
+        self._lock = threading.Lock()
+        self._held = False
+        self._over = False
+
+    def take(self) -> bool:
+        """Wait for a slot; False if the case was decided meanwhile (the slot is not kept)."""
+        self._slots.acquire()
+        with self._lock:
+            if self._over:
+                self._slots.release()
+                return False
+            self._held = True
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            self._over = True
+            if self._held:
+                self._held = False
+                self._slots.release()
+
+
 class GateRunner:
     """Runs ``gate.check`` off the event loop, at most ``max_concurrent`` at a time."""
 
@@ -58,6 +90,7 @@ class GateRunner:
         loop = asyncio.get_running_loop()
         settled: asyncio.Future[Verdict] = loop.create_future()
         finished = threading.Event()
+        lease = SlotLease(self._slots)
         started = time.perf_counter()
         emitted: list[Event] = []
 
@@ -70,13 +103,14 @@ class GateRunner:
                 _call_soon(loop, on_event, event)
 
         def work() -> None:
-            with self._slots:
-                if finished.is_set():
-                    return
-                try:
-                    result: Verdict | BaseException = self.gate.check(case, sink)
-                except BaseException as exc:  # fail closed on anything, even SystemExit
-                    result = exc
+            if not lease.take():
+                return
+            try:
+                result: Verdict | BaseException = self.gate.check(case, sink)
+            except BaseException as exc:  # fail closed on anything, even SystemExit
+                result = exc
+            finally:
+                lease.give_back()
             _call_soon(loop, _settle, settled, result)
 
         threading.Thread(target=work, name="medgate-gate", daemon=True).start()
@@ -92,6 +126,9 @@ class GateRunner:
             failure = f"the gate raised {type(exc).__name__}: {exc}"
         finally:
             finished.set()
+            # A check still running after its case was decided no longer holds a slot. Its
+            # thread cannot be stopped and keeps its CPU until the gate returns.
+            lease.give_back()
         if failure is None and not isinstance(verdict, Verdict):
             failure = f"the gate returned {type(verdict).__name__}, not a Verdict"
         seconds = time.perf_counter() - started

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from medgate.records import Record, Status, Verdict
+from medgate.redaction import ClientVerdict
 from medgate.store import ApiKey, Escalation, EscalationState, Resolution, Role
 
 MAX_NOTE_CHARS = 4_000
@@ -23,7 +24,10 @@ class CheckResponse(Record):
     escalation_id: str | None = Field(
         default=None, description="Set when the case is held for a clinician (it is in the queue)."
     )
-    verdict: Verdict
+    verdict: Verdict | ClientVerdict = Field(
+        description="As the key's role may see it: a client key gets the asker's view (status, "
+        "released answer, reason, signals), clinician and admin keys the whole verdict."
+    )
 
 
 class ResolveRequest(Record):
@@ -48,6 +52,19 @@ class ResolveRequest(Record):
         return self
 
 
+class ReassignRequest(Record):
+    """Who takes over a claimed case."""
+
+    to: str = Field(min_length=1, max_length=64, description="An active clinician key's id.")
+
+
+class Colleague(Record):
+    """A clinician a case can be handed to."""
+
+    id: str
+    name: str
+
+
 class EscalationList(Record):
     items: list[Escalation]
     state: EscalationState | None
@@ -59,10 +76,18 @@ class VerdictStatusResponse(Record):
     verdict_id: str
     created_at: str
     status: Status
-    verdict: Verdict
+    verdict: Verdict | ClientVerdict = Field(description="As the key's role may see it.")
+    released_answer: str | None = Field(
+        default=None,
+        description="What the person who asked may read now: the answer or guidance the gate "
+        "showed, else the answer a clinician's review released (their own, or the model's answer "
+        "they approved); None while the case waits and after a rejection.",
+    )
     escalation_state: EscalationState | None = None
     resolution: Resolution | None = None
-    clinician_answer: str | None = None
+    clinician_answer: str | None = Field(
+        default=None, description="The answer the clinician wrote (resolution 'answer')."
+    )
     clinician_note: str | None = None
 
 

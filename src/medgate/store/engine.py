@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -31,6 +33,38 @@ def normalise_url(url: str) -> str:
     return url
 
 
+#: "user:password@" after a slash or at the start: found even where the URL is malformed.
+_PASSWORD_IN_URL = re.compile(r"(?P<head>(?:^|/)[^/@:?#\s]*:)(?P<password>[^@/?#\s]*)@")
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with its password shown as ``***``, for messages and logs."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not parseable: mask what looks like user:password@
+        return _PASSWORD_IN_URL.sub(r"\g<head>***@", url)
+
+
+def without_password(text: str, url: str) -> str:
+    """``text`` with the password of ``url`` replaced by ``***`` wherever it appears.
+
+    Drivers quote parts of their connection string in some errors; this is applied to every
+    message built from a driver's error.
+    """
+    found = _PASSWORD_IN_URL.search(url)
+    secrets = {found.group("password")} if found else set()
+    try:
+        password = make_url(url).password
+    except Exception:
+        password = None
+    if password:
+        secrets.add(str(password))
+    secrets.update({unquote(s) for s in secrets})
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def create_store_engine(
     url: str, *, pool_size: int = 5, busy_timeout_s: float = 30.0, read_only: bool = False
 ) -> Engine:
@@ -41,8 +75,13 @@ def create_store_engine(
     """
     try:
         parsed = make_url(url)
-    except Exception as exc:
-        raise ConfigError(f"store: cannot parse database URL {url!r}: {exc}") from exc
+    except Exception:
+        # Neither the URL nor the parser's message (which quotes it) may reach an error or a
+        # log: it can carry the password. `from None` keeps it out of the traceback too.
+        raise ConfigError(
+            f"store: cannot parse database URL {redacted_url(url)!r}: use "
+            "'postgresql://user:password@host:port/db' or 'sqlite:///path/to/file.db'"
+        ) from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         return _sqlite_engine(url, parsed.database, busy_timeout_s, read_only)

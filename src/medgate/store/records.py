@@ -53,8 +53,8 @@ class Resolution(StrEnum):
     """Nothing from the model is shown; the note says why."""
 
 
-class Escalation(Record):
-    """A case held for a clinician, with its review state."""
+class EscalationRow(Record):
+    """A case held for a clinician, as its row in the queue holds it: the review state."""
 
     id: str
     verdict_id: str
@@ -63,10 +63,19 @@ class Escalation(Record):
     claimed_by: str | None = None
     claimed_at: str | None = None
     resolution: Resolution | None = None
-    answer: str | None = Field(default=None, description="The clinician's answer, if written.")
+    answer: str | None = Field(
+        default=None,
+        description="The answer the review released: the clinician's own (resolution 'answer') "
+        "or the model's held-back answer they approved (resolution 'approve').",
+    )
     note: str | None = None
     resolved_by: str | None = None
     resolved_at: str | None = None
+
+
+class Escalation(EscalationRow):
+    """A case held for a clinician, with its review state, its verdict and the gate's events."""
+
     verdict: Verdict = Field(description="The gate's verdict that put the case here.")
     events: list[Event] = Field(
         default_factory=list, description="What the gate emitted while deciding (drafts, signals)."

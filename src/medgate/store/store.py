@@ -17,15 +17,27 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, func, insert, select, text, update
-from sqlalchemy.engine import Row, make_url
+from sqlalchemy.engine import Row
 from sqlalchemy.exc import SQLAlchemyError
 
 from medgate.config import MedgateConfig
 from medgate.errors import InputError
 from medgate.events import Event
 from medgate.records import Status, Verdict
-from medgate.store.audit import canonical_json, check_chain, digest, entry_hash
-from medgate.store.engine import create_store_engine, database_url, normalise_url
+from medgate.store.audit import (
+    canonical_json,
+    check_chain,
+    check_escalations,
+    digest,
+    entry_hash,
+)
+from medgate.store.engine import (
+    create_store_engine,
+    database_url,
+    normalise_url,
+    redacted_url,
+    without_password,
+)
 from medgate.store.migrations import migrate
 from medgate.store.records import (
     ApiKey,
@@ -34,6 +46,7 @@ from medgate.store.records import (
     AuditReport,
     ConflictError,
     Escalation,
+    EscalationRow,
     EscalationState,
     NotFoundError,
     Resolution,
@@ -92,10 +105,11 @@ class Store:
             migrate(engine)
         except SQLAlchemyError as exc:
             engine.dispose()
-            where = make_url(url).render_as_string(hide_password=True)
             cause = getattr(exc, "orig", None) or exc  # the driver's own message, if any
-            reason = (str(cause).splitlines() or [type(exc).__name__])[0]
-            raise StoreError(f"store: cannot open {where}: {reason}") from exc
+            reason = without_password((str(cause).splitlines() or [type(exc).__name__])[0], url)
+            # `from None`: the driver's exception, kept as the cause, would print its own text
+            # (which may quote the connection string) in any traceback.
+            raise StoreError(f"store: cannot open {redacted_url(url)}: {reason}") from None
         reader = None
         if engine.dialect.name == "sqlite":
             reader = create_store_engine(url, busy_timeout_s=busy_timeout_s, read_only=True)
@@ -188,6 +202,7 @@ class Store:
                     "reason": verdict.reason,
                     "verdict_sha256": record_digest(verdict_json, events_json),
                 },
+                created,
             )
             if verdict.status is Status.ESCALATED:
                 escalation = Escalation(
@@ -207,7 +222,12 @@ class Store:
                     )
                 )
                 _append_audit(
-                    conn, SYSTEM_ACTOR, "escalation.open", escalation.id, {"verdict": verdict_id}
+                    conn,
+                    SYSTEM_ACTOR,
+                    "escalation.open",
+                    escalation.id,
+                    {"verdict": verdict_id},
+                    created,
                 )
         return StoredVerdict(
             id=verdict_id,
@@ -264,6 +284,7 @@ class Store:
 
     def claim(self, escalation_id: str, *, clinician: str) -> Escalation:
         """Claim an open case. One conditional UPDATE: of two clinicians, exactly one wins."""
+        at = _now()
         with self._writing() as conn:
             done = conn.execute(
                 update(escalations)
@@ -271,14 +292,59 @@ class Store:
                     escalations.c.id == escalation_id,
                     escalations.c.state == EscalationState.OPEN.value,
                 )
-                .values(
-                    state=EscalationState.CLAIMED.value, claimed_by=clinician, claimed_at=_now()
-                )
+                .values(state=EscalationState.CLAIMED.value, claimed_by=clinician, claimed_at=at)
             )
             if done.rowcount != 1:
                 self._raise_state(conn, escalation_id, "claimed")
-            _append_audit(conn, clinician, "escalation.claim", escalation_id, {})
+            _append_audit(conn, clinician, "escalation.claim", escalation_id, {}, at)
         return self.get_escalation(escalation_id)
+
+    def release(self, escalation_id: str, *, by: str, override: bool = False) -> Escalation:
+        """Put a claimed case back in the queue. Only its holder may, unless ``override`` (an
+        admin freeing the case of a clinician who is away)."""
+        with self._writing() as conn:
+            done = conn.execute(
+                update(escalations)
+                .where(*self._held_by(escalation_id, by, override))
+                .values(state=EscalationState.OPEN.value, claimed_by=None, claimed_at=None)
+            )
+            if done.rowcount != 1:
+                self._raise_state(conn, escalation_id, "released")
+            _append_audit(conn, by, "escalation.release", escalation_id, {})
+        return self.get_escalation(escalation_id)
+
+    def reassign(
+        self, escalation_id: str, *, to: str, by: str, override: bool = False
+    ) -> Escalation:
+        """Hand a claimed case to another clinician (``to``: an active clinician key's id).
+        Only its holder may, unless ``override``."""
+        at = _now()
+        with self._writing() as conn:
+            target = conn.execute(
+                select(api_keys.c.role).where(api_keys.c.id == to, api_keys.c.revoked_at.is_(None))
+            ).first()
+            if target is None or target.role != Role.CLINICIAN.value:
+                raise InputError(f"{to!r} is not an active clinician key")
+            done = conn.execute(
+                update(escalations)
+                .where(*self._held_by(escalation_id, by, override), escalations.c.claimed_by != to)
+                .values(claimed_by=to, claimed_at=at)
+            )
+            if done.rowcount != 1:
+                self._raise_state(conn, escalation_id, "reassigned", to=to)
+            _append_audit(conn, by, "escalation.reassign", escalation_id, {"to": to}, at)
+        return self.get_escalation(escalation_id)
+
+    @staticmethod
+    def _held_by(escalation_id: str, by: str, override: bool) -> list[Any]:
+        """WHERE clauses: this case, claimed, and (without ``override``) claimed by ``by``."""
+        clauses: list[Any] = [
+            escalations.c.id == escalation_id,
+            escalations.c.state == EscalationState.CLAIMED.value,
+        ]
+        if not override:
+            clauses.append(escalations.c.claimed_by == by)
+        return clauses
 
     def resolve(
         self,
@@ -296,25 +362,32 @@ class Store:
             raise InputError(f"resolution {resolution.value!r} takes no answer text")
         if not note.strip():
             raise InputError("a resolution needs a note saying why")
+        at = _now()
         with self._writing() as conn:
+            if resolution is Resolution.APPROVE:
+                # Approving releases exactly the answer the gate held back, recorded as the
+                # answer of the resolution so that the audit entry pins it down.
+                answer = self._held_back_answer(conn, escalation_id)
             done = conn.execute(
                 update(escalations)
-                .where(
-                    escalations.c.id == escalation_id,
-                    escalations.c.state == EscalationState.CLAIMED.value,
-                    escalations.c.claimed_by == clinician,
-                )
+                .where(*self._held_by(escalation_id, clinician, override=False))
                 .values(
                     state=EscalationState.RESOLVED.value,
                     resolution=resolution.value,
                     answer=answer,
                     note=note,
                     resolved_by=clinician,
-                    resolved_at=_now(),
+                    resolved_at=at,
                 )
             )
             if done.rowcount != 1:
                 self._raise_state(conn, escalation_id, "resolved")
+            if resolution is Resolution.APPROVE and answer is None:
+                # Raised inside the transaction, so the update above is rolled back.
+                raise ConflictError(
+                    f"escalation {escalation_id} has no model answer to approve (the gate kept "
+                    "none); answer it or reject it"
+                )
             _append_audit(
                 conn,
                 clinician,
@@ -325,11 +398,26 @@ class Store:
                     "note_sha256": digest(note),
                     "answer_sha256": None if answer is None else digest(answer),
                 },
+                at,
             )
         return self.get_escalation(escalation_id)
 
     @staticmethod
-    def _raise_state(conn: Connection, escalation_id: str, verb: str) -> None:
+    def _held_back_answer(conn: Connection, escalation_id: str) -> str | None:
+        row = conn.execute(
+            select(verdicts.c.verdict_json)
+            .join(escalations, escalations.c.verdict_id == verdicts.c.id)
+            .where(escalations.c.id == escalation_id)
+        ).first()
+        if row is None:
+            return None
+        held = Verdict.model_validate_json(row.verdict_json).held_back
+        return None if held is None else held.answer
+
+    @staticmethod
+    def _raise_state(
+        conn: Connection, escalation_id: str, verb: str, *, to: str | None = None
+    ) -> None:
         row = conn.execute(
             select(escalations.c.state, escalations.c.claimed_by).where(
                 escalations.c.id == escalation_id
@@ -337,7 +425,9 @@ class Store:
         ).first()
         if row is None:
             raise NotFoundError(f"no escalation {escalation_id!r}")
-        if verb == "resolved" and row.state == EscalationState.CLAIMED.value:
+        if verb != "claimed" and row.state == EscalationState.CLAIMED.value:
+            if to is not None and row.claimed_by == to:
+                raise ConflictError(f"escalation {escalation_id} is already held by {to}")
             raise ConflictError(f"escalation {escalation_id} is claimed by another clinician")
         raise ConflictError(f"escalation {escalation_id} is {row.state} and cannot be {verb}")
 
@@ -365,6 +455,11 @@ class Store:
                     select(verdicts.c.id, verdicts.c.verdict_json, verdicts.c.events_json)
                 )
             }
+            columns = [escalations.c[name] for name in EscalationRow.model_fields]
+            queue = {
+                row.id: EscalationRow.model_validate(row._asdict())
+                for row in conn.execute(select(*columns))
+            }
             rows = conn.execute(select(audit_log).order_by(audit_log.c.seq)).all()
         entries = [AuditEntry.model_validate(row._asdict()) for row in rows]
         problems = check_chain(
@@ -374,6 +469,7 @@ class Store:
             verdict_digests=stored,
             anchors=anchors,
         )
+        problems.extend(check_escalations(entries, queue))
         return AuditReport(
             ok=not problems,
             entries=len(entries),
@@ -384,13 +480,20 @@ class Store:
 
 
 def _append_audit(
-    conn: Connection, actor: str, action: str, subject: str, payload: dict[str, Any]
+    conn: Connection,
+    actor: str,
+    action: str,
+    subject: str,
+    payload: dict[str, Any],
+    at: str | None = None,
 ) -> None:
+    """Append one entry. ``at`` is the time the row it records was written with, so that
+    `verify` can compare the two."""
     # Locking the head row serialises appends across processes; on SQLite the transaction
     # already holds the database's write lock (BEGIN IMMEDIATE), and FOR UPDATE is omitted.
     head = conn.execute(select(audit_head).where(audit_head.c.id == 1).with_for_update()).one()
     seq = int(head.seq) + 1
-    at = _now()
+    at = at or _now()
     payload_text = canonical_json(payload)
     new_hash = entry_hash(
         seq=seq,

@@ -1,4 +1,5 @@
-"""Fixtures for service tests: a SQLite store, one key per role, the app over a scripted gate."""
+"""Fixtures for service tests: a SQLite store, one key per role, the app over the real gates
+on scripted fake models (service_gate.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from service_gate import ScriptedGate, default_gate
+from service_gate import ServiceGate, default_gate
 from service_support import Keys, service_config
 
 from medgate.server import create_app
@@ -33,14 +34,14 @@ def keys(store: Store) -> Keys:
 
 
 @pytest.fixture
-def gate() -> Iterator[ScriptedGate]:
+def gate() -> Iterator[ServiceGate]:
     scripted = default_gate()
     yield scripted
     scripted.release.set()  # let any hanging check finish
 
 
 @pytest.fixture
-def app(tmp_path: Path, store: Store, gate: ScriptedGate) -> FastAPI:
+def app(tmp_path: Path, store: Store, gate: ServiceGate) -> FastAPI:
     return create_app(gate, config=service_config(tmp_path), store=store)
 
 

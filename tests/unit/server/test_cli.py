@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from service_gate import ESCALATING
 from sqlalchemy import update
 from tests.unit.audit_tamper import rebuild_chain_with
 from typer.testing import CliRunner
@@ -113,6 +114,17 @@ def test_audit_anchor_then_verify_against_it(cli: typer.Typer, tmp_path: Path) -
     assert "line 1: not an audit anchor" in bad.output
 
 
+@pytest.mark.parametrize("command", [["keys", "list"], ["audit", "verify"], ["serve"]])
+def test_a_bad_database_url_is_reported_without_its_password(
+    cli: typer.Typer, command: list[str]
+) -> None:
+    url = "postgresql://medgate:s3cret-Pa55@db.example:notaport/medgate"
+    done = CliRunner().invoke(cli, [*command, "--database-url", url])
+    assert done.exit_code == 2
+    assert "medgate:***@db.example" in done.output
+    assert "s3cret-Pa55" not in done.output
+
+
 def test_gate_factory_spec() -> None:
     factory = load_gate_factory("medgate.config:load_config")
     assert callable(factory)
@@ -162,7 +174,7 @@ def test_serve_starts_uvicorn_with_a_gate_factory(tmp_path: Path) -> None:
             time.sleep(0.1)
         response = httpx.post(
             f"http://127.0.0.1:{port}/v1/check",
-            json={"question": "please escalate"},
+            json={"question": ESCALATING, "labels": "yes,no,maybe"},
             headers={"Authorization": f"Bearer {token}"},
         )
         assert response.status_code == 200

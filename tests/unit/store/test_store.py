@@ -12,7 +12,7 @@ from sqlalchemy import delete, select, text, update
 from tests.unit.audit_tamper import rebuild_chain_with
 
 from medgate.errors import InputError
-from medgate.records import Case, Status, Verdict
+from medgate.records import Case, HeldBackAnswer, Status, Verdict
 from medgate.store import (
     LATEST_VERSION,
     ConflictError,
@@ -24,11 +24,19 @@ from medgate.store import (
     current_version,
     migrate,
 )
-from medgate.store.schema import api_keys, audit_head, audit_log, verdicts
+from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
+
+HELD_BACK = HeldBackAnswer(answer="yes", reasoning="Two small trials agree.", source="hrs round 0")
 
 
-def verdict(status: Status = Status.ESCALATED, question: str = "Is it safe?") -> Verdict:
-    return Verdict(status=status, reason="scripted", case=Case(question=question))
+def verdict(
+    status: Status = Status.ESCALATED, question: str = "Is it safe?", *, held: bool = True
+) -> Verdict:
+    """A verdict as a gate returns it; escalated ones keep the answer they held back."""
+    held_back = HELD_BACK if status is Status.ESCALATED and held else None
+    return Verdict(
+        status=status, reason="scripted", case=Case(question=question), held_back=held_back
+    )
 
 
 def run_together(workers: list[Callable[[], Any]]) -> list[Any]:
@@ -164,6 +172,126 @@ def test_resolve_rules(store: Store) -> None:
         store.claim(esc, clinician="b")
     with pytest.raises(NotFoundError):
         store.claim("missing", clinician="a")
+
+
+def test_approving_releases_the_held_back_answer(store: Store) -> None:
+    stored = store.record_verdict(verdict(), key_id=None)
+    assert stored.escalation is not None
+    esc = stored.escalation.id
+    store.claim(esc, clinician="a")
+    done = store.resolve(esc, clinician="a", resolution=Resolution.APPROVE, note="checked")
+    assert (done.resolution, done.answer) == (Resolution.APPROVE, HELD_BACK.answer)
+    assert store.verify_audit().ok
+
+
+def test_approving_needs_an_answer_to_approve(store: Store) -> None:
+    stored = store.record_verdict(verdict(held=False), key_id=None)
+    assert stored.escalation is not None
+    esc = stored.escalation.id
+    store.claim(esc, clinician="a")
+    with pytest.raises(ConflictError, match="no model answer to approve"):
+        store.resolve(esc, clinician="a", resolution=Resolution.APPROVE, note="fine")
+    after = store.get_escalation(esc)
+    assert (after.state, after.resolution) == (EscalationState.CLAIMED, None)  # rolled back
+    assert store.verify_audit().ok
+
+
+def test_a_claimed_case_can_be_released_or_handed_over(store: Store) -> None:
+    a, _ = store.create_key("dr a", Role.CLINICIAN)
+    b, _ = store.create_key("dr b", Role.CLINICIAN)
+    app, _ = store.create_key("app", Role.CLIENT)
+    stored = store.record_verdict(verdict(), key_id=None)
+    assert stored.escalation is not None
+    esc = stored.escalation.id
+    with pytest.raises(ConflictError, match="open"):
+        store.release(esc, by=a.id)
+    store.claim(esc, clinician=a.id)
+    with pytest.raises(ConflictError, match="another clinician"):
+        store.release(esc, by=b.id)
+    released = store.release(esc, by=a.id)
+    assert (released.state, released.claimed_by, released.claimed_at) == (
+        EscalationState.OPEN,
+        None,
+        None,
+    )
+    store.claim(esc, clinician=a.id)
+    with pytest.raises(InputError, match="not an active clinician key"):
+        store.reassign(esc, to=app.id, by=a.id)
+    with pytest.raises(ConflictError, match="already held by"):
+        store.reassign(esc, to=a.id, by=a.id)
+    with pytest.raises(ConflictError, match="another clinician"):
+        store.reassign(esc, to=b.id, by=b.id)
+    moved = store.reassign(esc, to=b.id, by=a.id)
+    assert (moved.state, moved.claimed_by) == (EscalationState.CLAIMED, b.id)
+    with pytest.raises(ConflictError, match="another clinician"):
+        store.resolve(esc, clinician=a.id, resolution=Resolution.REJECT, note="x")
+    # An admin may free a case whoever holds it.
+    assert store.release(esc, by="admin-key", override=True).state is EscalationState.OPEN
+    store.claim(esc, clinician=b.id)
+    store.resolve(esc, clinician=b.id, resolution=Resolution.REJECT, note="unsafe")
+    actions = [e.action for e in store.audit_entries() if e.subject == esc]
+    assert actions == [
+        "escalation.open",
+        "escalation.claim",
+        "escalation.release",
+        "escalation.claim",
+        "escalation.reassign",
+        "escalation.release",
+        "escalation.claim",
+        "escalation.resolve",
+    ]
+    assert store.verify_audit().ok
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("answer", "Double the dose."),
+        ("note", "someone else's note"),
+        ("resolution", "approve"),
+        ("resolved_by", "dr-x"),
+        ("state", "open"),
+        ("claimed_by", None),
+        ("created_at", "2020-01-01T00:00:00+00:00"),
+        ("verdict_id", "another verdict"),
+    ],
+)
+def test_audit_detects_an_edited_escalation(store: Store, column: str, value: str | None) -> None:
+    """A database writer changing a clinician's resolution is caught by the trail's replay."""
+    key, _ = store.create_key("dr a", Role.CLINICIAN)
+    stored = store.record_verdict(verdict(), key_id=None)
+    assert stored.escalation is not None
+    esc = stored.escalation.id
+    store.claim(esc, clinician=key.id)
+    store.resolve(esc, clinician=key.id, resolution=Resolution.ANSWER, note="checked", answer="No.")
+    if column == "verdict_id":  # point the case at another, real verdict
+        value = store.record_verdict(verdict(Status.RELEASED), key_id=None).id
+    assert store.verify_audit().ok
+    with store.engine.begin() as conn:
+        conn.execute(update(escalations).where(escalations.c.id == esc).values({column: value}))
+    report = store.verify_audit()
+    assert not report.ok
+    field = column.removesuffix("_id") if column == "verdict_id" else column
+    assert any(
+        f"escalation {esc} was changed after it was recorded" in p and field in p
+        for p in report.problems
+    ), report.problems
+
+
+def test_audit_detects_escalations_removed_or_added(store: Store) -> None:
+    first = store.record_verdict(verdict(), key_id=None)
+    assert first.escalation is not None
+    other = store.record_verdict(verdict(Status.RELEASED), key_id=None)
+    with store.engine.begin() as conn:
+        conn.execute(delete(escalations).where(escalations.c.id == first.escalation.id))
+        conn.execute(
+            escalations.insert().values(
+                id="forged", verdict_id=other.id, created_at="2026-01-01", state="open"
+            )
+        )
+    problems = store.verify_audit().problems
+    assert f"escalation {first.escalation.id} is missing from the store" in problems
+    assert "escalation forged has no audit entry" in problems
 
 
 def test_concurrent_writers_keep_one_chain(store: Store) -> None:

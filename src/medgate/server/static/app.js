@@ -1,5 +1,7 @@
 // medgate's page: ask a question and watch the gate work; work the clinician queue.
 // Plain JS, no build step. Everything from the server is inserted with textContent, never as HTML.
+// The ask side runs with a client key, so the server sends it only what the person asking may
+// see (no drafts, no held-back answer); the queue runs with a clinician key and sees everything.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -49,18 +51,19 @@ $("ask-form").addEventListener("submit", async (event) => {
   $("events").replaceChildren();
   $("result").hidden = true;
   $("safety").hidden = true;
-  let safety = null;
+  const body = { question: $("question").value, context: $("context").value };
+  // Labels are sent only when chosen: a question without them is an open one, triaged first.
+  if ($("labels").value) body.labels = $("labels").value;
   try {
     const response = await fetch("/v1/ask/stream", {
       method: "POST",
       headers: authHeaders("client-key"),
-      body: JSON.stringify({ question: $("question").value, context: $("context").value }),
+      body: JSON.stringify(body),
     });
     if (!response.ok) throw new Error(await errorText(response));
     for await (const item of readEvents(response)) {
       showEvent(item);
-      if (item.kind === "safety") safety = item.data;
-      if (item.kind === "decision") showDecision(item.data, safety);
+      if (item.kind === "decision") showDecision(item.data);
     }
   } catch (err) {
     $("ask-error").textContent = String(err.message || err);
@@ -109,26 +112,39 @@ function showEvent(item) {
   $("events").append(li);
 }
 
+const ROUTES = {
+  hrs: "HRS gate (closed research question)",
+  careguard: "CareGuard gate (question about health or care, triaged first)",
+};
+
 function summarise(item) {
   const d = item.data || {};
   switch (item.kind) {
+    case "route": return `to the ${ROUTES[d.route] || d.route}`;
     case "answer": return "draft answer, being checked";
     case "signals":
-      return Object.entries(d).filter(([, v]) => typeof v === "number")
-        .map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ");
-    case "safety": return `${(d.flags || []).length} flags, ${(d.warnings || []).length} warnings`;
+      return Object.entries(d).filter(([, s]) => s && typeof s.value === "number")
+        .map(([name, s]) => `${name} ${s.value.toFixed(3)}`).join(", ");
+    case "safety":
+      if (d.sra || d.hra) {
+        const score = (a) => (a && a.ran ? a.score : "off");
+        return `SRA ${score(d.sra)}, HRA ${score(d.hra)}: ${d.passed ? "passed" : "not passed"}`;
+      }
+      return `${d.flag_count || 0} claim flags (${d.high_severity_count || 0} high)`;
     case "decision": return d.status;
     case "error": return d.error || "error";
-    case "triage": return d.category || d.risk || "";
+    case "triage": return d.category || "";
     default: return "";
   }
 }
 
-function showDecision(d, safety) {
+function showDecision(d) {
   $("result").hidden = false;
   const status = $("status");
   status.textContent = d.status;
   status.className = "badge status-" + d.status;
+  $("route").textContent = d.route ? "Answered by the " + (ROUTES[d.route] || d.route) : "";
+  $("route").hidden = !d.route;
   $("reason").textContent = d.reason || "";
   const answer = $("answer");
   $("escalation-block").hidden = true;
@@ -136,7 +152,7 @@ function showDecision(d, safety) {
   answer.textContent = "";
   if (d.status === "released" || d.status === "refined") {
     answer.textContent = d.answer || "";
-    showSafety(safety);
+    showSafety(d.safety);
   } else if (d.status === "escalated") {
     answer.textContent = "This question has been passed to a clinician, who will answer it.";
     if (d.escalation_id) {
@@ -167,9 +183,9 @@ $("check-review").addEventListener("click", async () => {
     review.textContent = "Not answered yet: a clinician has "
       + (v.escalation_state === "claimed" ? "taken the case." : "not taken the case yet.");
   } else if (v.resolution === "answer") {
-    review.textContent = "Clinician's answer: " + v.clinician_answer;
+    review.textContent = "Clinician's answer: " + v.released_answer;
   } else if (v.resolution === "approve") {
-    review.textContent = "A clinician approved the answer: " + (v.verdict.answer || "");
+    review.textContent = "A clinician approved the model's answer: " + v.released_answer;
   } else {
     review.textContent = "A clinician reviewed this question and did not release an answer. "
       + "Please speak to your care team.";
@@ -178,10 +194,11 @@ $("check-review").addEventListener("click", async () => {
 
 function showSafety(data) {
   if (!data) return;
-  const flags = (data.flags || []).map((f) => (typeof f === "string"
-    ? { severity: "info", text: f }
-    : { severity: String(f.severity || "info").toLowerCase(),
-        text: f.message || f.text || f.claim || f.description || JSON.stringify(f) }));
+  // Flags of the released answer only (the server drops any about other drafts).
+  const flags = (data.flags || []).map((f) => ({
+    severity: String(f.severity || "info").toLowerCase(),
+    text: f.suggestion ? `${f.sentence} — ${f.suggestion}` : f.sentence,
+  }));
   const groups = $("flags");
   groups.replaceChildren();
   const severities = [...SEVERITY_ORDER, ...new Set(flags.map((f) => f.severity))]
@@ -222,18 +239,20 @@ $("queue-form").addEventListener("submit", (event) => {
 async function loadQueue(message) {
   const state = $("queue-state").value;
   const url = "/v1/escalations" + (state ? "?state=" + encodeURIComponent(state) : "");
-  const response = await fetch(url, { headers: authHeaders("clinician-key") });
+  const headers = { headers: authHeaders("clinician-key") };
+  const [response, people] = await Promise.all([fetch(url, headers), fetch("/v1/clinicians", headers)]);
   if (!response.ok) {
     $("queue-message").textContent = await errorText(response);
     return;
   }
   const body = await response.json();
-  $("queue").replaceChildren(...body.items.map(renderCase));
+  const colleagues = people.ok ? await people.json() : [];
+  $("queue").replaceChildren(...body.items.map((esc) => renderCase(esc, colleagues)));
   $("queue-message").textContent = message
     || (body.items.length ? `${body.items.length} case(s)` : "No cases.");
 }
 
-function renderCase(esc) {
+function renderCase(esc, colleagues) {
   const node = $("case-template").content.firstElementChild.cloneNode(true);
   node.dataset.id = esc.id;
   const q = (sel) => node.querySelector(sel);
@@ -246,20 +265,41 @@ function renderCase(esc) {
   const errors = esc.verdict.trace.errors || [];
   q(".why").textContent = "Held because: " + esc.verdict.reason
     + (errors.length ? " (" + errors.join("; ") + ")" : "");
-  const draft = draftAnswer(esc.events || []);
-  q(".model-answer").textContent = esc.verdict.answer
-    ? "Model's answer: " + esc.verdict.answer
-    : draft ? "Model's draft (held back): " + draft : "No model answer was kept.";
+  const route = (esc.verdict.trace.stages.route || {}).route;
+  q(".route").textContent = route ? "Route: " + (ROUTES[route] || route) : "";
+  const held = esc.verdict.held_back;
+  q(".model-answer").textContent = held
+    ? `Model's answer (held back, ${held.source}): ${held.answer}`
+    : "No model answer was kept.";
+  if (held && held.reasoning) {
+    q(".reasoning").textContent = held.reasoning;
+    q(".reasoning-block").hidden = false;
+  }
+  q(".holder").textContent = esc.claimed_by ? "Held by key " + esc.claimed_by : "";
   if (esc.state === "resolved") {
     q(".outcome").textContent = `Resolved (${esc.resolution}): ${esc.note}`
-      + (esc.answer ? ` — answer: ${esc.answer}` : "");
+      + (esc.answer ? ` — released: ${esc.answer}` : "");
   }
   const claim = q(".claim");
   claim.hidden = esc.state !== "open";
   claim.addEventListener("click", () => act(esc.id, "claim", null));
+  const handover = q(".handover");
+  handover.hidden = esc.state !== "claimed";
+  q(".release").addEventListener("click", () => act(esc.id, "release", null));
+  const colleague = q(".colleague");
+  colleague.replaceChildren(...colleagues.filter((c) => c.id !== esc.claimed_by).map((c) => {
+    const option = document.createElement("option");
+    option.value = c.id;
+    option.textContent = `${c.name} (${c.id})`;
+    return option;
+  }));
+  q(".reassign").disabled = colleague.options.length === 0;
+  q(".reassign").addEventListener("click", () => act(esc.id, "reassign", { to: colleague.value }));
   const form = q(".resolve");
   form.hidden = esc.state !== "claimed";
   const action = q(".action");
+  // Nothing to approve when the gate kept no answer.
+  action.querySelector('option[value="approve"]').disabled = !held;
   const syncAnswerField = () => { q(".answer-field").hidden = action.value !== "answer"; };
   action.addEventListener("change", syncAnswerField);
   syncAnswerField();
@@ -270,14 +310,6 @@ function renderCase(esc) {
     act(esc.id, "resolve", body);
   });
   return node;
-}
-
-// The last draft the gate streamed for this case, if its answer event carried text.
-function draftAnswer(events) {
-  const drafts = events.filter((e) => e.kind === "answer")
-    .map((e) => e.data.text || e.data.answer || e.data.label || "")
-    .filter((text) => typeof text === "string" && text.trim());
-  return drafts.length ? drafts[drafts.length - 1] : "";
 }
 
 async function act(id, verb, body) {
@@ -295,6 +327,12 @@ async function act(id, verb, body) {
     // Show the case just claimed with its resolve form, whatever the filter was.
     $("queue-state").value = "claimed";
     await loadQueue("Claimed. Resolve it below.");
+  } else if (verb === "release") {
+    $("queue-state").value = "open";
+    await loadQueue("Released to the queue.");
+  } else if (verb === "reassign") {
+    $("queue-state").value = "claimed";
+    await loadQueue(`Reassigned to ${esc.claimed_by}.`);
   } else {
     $("queue-state").value = "resolved";
     await loadQueue(`Resolved (${esc.resolution}).`);
