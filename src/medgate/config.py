@@ -3,22 +3,29 @@
 Values merge in this order, later winning: defaults -> TOML file (``MEDGATE_CONFIG`` or
 ``./medgate.toml``) -> environment (``MEDGATE_*``, nested with ``__``) -> explicit overrides
 (CLI flags, library arguments). Unknown keys are an error so that a typo fails loudly.
+
+The configuration remembers which settings were given explicitly (by the file, the environment
+or a flag: pydantic's ``model_fields_set``), so that a fitted artifact (:func:`overlay`) changes
+only the settings nobody chose, and a verdict can say where each threshold came from.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from medgate.errors import ConfigError
 
 DEFAULT_MODEL = "embedded:qwen2.5-coder-0.5b"
 
@@ -63,6 +70,62 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+S = TypeVar("S", bound=Section)
+
+
+class SettingOrigin(Section):
+    """Where a setting's value came from."""
+
+    source: Literal["default", "configured", "artifact"] = Field(
+        description="'default': nobody set it; 'configured': the file, the environment or a "
+        "flag set it (then no artifact may change it); 'artifact': a fitted artifact set it."
+    )
+    artifact: str | None = Field(default=None, description="The artifact's id (its file name).")
+    sha256: str | None = Field(default=None, description="sha256 of the artifact's file.")
+
+
+def setting_origins(section: Section) -> dict[str, SettingOrigin]:
+    """'configured' for every field of ``section`` given explicitly, 'default' for the rest.
+
+    Holds for a section as :func:`load_config` built it; after :func:`overlay`, use the origins
+    it returns.
+    """
+    return {
+        name: SettingOrigin(source="configured" if name in section.model_fields_set else "default")
+        for name in type(section).model_fields
+    }
+
+
+def overlay(
+    section: S,
+    values: Mapping[str, Any],
+    origin: SettingOrigin,
+    origins: Mapping[str, SettingOrigin] | None = None,
+) -> tuple[S, dict[str, SettingOrigin]]:
+    """``section`` with ``values`` (a fitted artifact's) in every field not configured explicitly,
+    and the origin of every field afterwards.
+
+    A value equal to the default is still an explicit choice when it was configured: whether a
+    field was set is what counts, never its value. Pass the ``origins`` of an earlier overlay to
+    stack artifacts (a later one wins over an earlier one, never over the configuration).
+    """
+    known = type(section).model_fields
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ConfigError(f"{origin.artifact or 'an artifact'} sets unknown settings {unknown}")
+    result = dict(origins) if origins is not None else setting_origins(section)
+    update = {k: v for k, v in values.items() if result[k].source != "configured"}
+    try:
+        updated = type(section).model_validate({**section.model_dump(), **update})
+    except ValidationError as exc:
+        raise ConfigError(
+            f"{origin.artifact or 'an artifact'} holds invalid settings: {exc}"
+        ) from exc
+    for name in update:
+        result[name] = origin
+    return updated, result
+
+
 class HRSConfig(Section):
     """The Hallucination Risk Scoring gate."""
 
@@ -70,6 +133,21 @@ class HRSConfig(Section):
     tau_p: float = Field(default=0.30, ge=0, le=1, description="Perplexity threshold.")
     gate_e: float = Field(default=0.5, ge=0, le=1, description="Baseline gate entropy (Eq. 7).")
     gate_p: float = Field(default=0.4, ge=0, le=1, description="Baseline gate perplexity (Eq. 7).")
+    min_label_mass: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="An answer whose probability mass on the allowed labels (before "
+        "renormalising) is below this is never released: the model was mostly not answering "
+        "with one of them.",
+    )
+    """Measured, not guessed: ``python scripts/measure_label_mass.py --items 60 --items 40
+    --items 40 --dataset pubmedqa-l --dataset bioasq --dataset pubmedqa-a --out
+    docs/results/label_mass.jsonl`` (2026-12-01, embedded 0.5B model, first round of 140
+    training items) found a mass of at least 0.965 on every item (1st percentile 0.973, median
+    0.997). 0.5 holds back no ordinary answer of that model and every answer slot where most of
+    the probability went elsewhere; a floor near the observed minimum would fit this model only,
+    while other models spread their mass over more surface forms."""
     rule: SuccessRule = SuccessRule.ALGORITHM1
     revert: RevertRule = RevertRule.ESCALATE
     max_iterations: int = Field(default=5, ge=0, le=20, description="K, orchestrator rounds.")
@@ -257,7 +335,9 @@ class CareGuardConfig(Section):
         default=0.4, ge=0, le=2, description="Sampling temperature of refinement drafts (seeded)."
     )
     model_short_circuit: bool = Field(
-        default=True, description="A grounded model finding of emergency/self-harm short-circuits."
+        default=True,
+        description="A controller model's emergency/self-harm finding short-circuits to the "
+        "fixed guidance (quoted or not) unless the rules rule it out; off: ignored (ablation).",
     )
     judge_weight: float = Field(
         default=0.7, ge=0, le=1, description="HRA: weight of the judge against the signals."
@@ -310,7 +390,9 @@ class MedgateConfig(BaseSettings):
     @model_validator(mode="after")
     def _orchestrator_defaults_to_model(self) -> MedgateConfig:
         if self.orchestrator_model is None:
-            self.orchestrator_model = self.model
+            # Derived, not set: written past __setattr__ so that it stays out of
+            # model_fields_set, and a later change of `model` carries it along.
+            self.__dict__["orchestrator_model"] = self.model
         return self
 
     @classmethod
@@ -335,8 +417,6 @@ def config_file() -> Path | None:
     if named:
         path = Path(named)
         if not path.is_file():
-            from medgate.errors import ConfigError
-
             raise ConfigError(f"MEDGATE_CONFIG names {path}, which is not a file")
         return path
     local = Path("medgate.toml")
@@ -347,11 +427,13 @@ def load_config(**overrides: Any) -> MedgateConfig:
     """Build the configuration; ``overrides`` (e.g. CLI flags) win over file and environment.
 
     Nested sections merge key by key, so ``hrs={"tau_e": 0.8}`` keeps the other HRS settings.
+    Only settings given somewhere count as set (``model_fields_set``), so the result still tells
+    an explicit value from a default one.
     """
     base = MedgateConfig()
     if not overrides:
         return base
-    merged = base.model_dump()
+    merged = base.model_dump(exclude_unset=True)
     for key, value in overrides.items():
         if value is None:
             continue

@@ -28,5 +28,14 @@ class ModelError(MedgateError):
     """A model call failed, timed out, or returned something unusable."""
 
 
+class ContextOverflowError(ModelError):
+    """A prompt is longer than the model's context window leaves room for."""
+
+    def __init__(self, message: str, *, prompt_tokens: int, limit: int) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.limit = limit
+
+
 class UnscriptedCallError(ModelError):
     """The fake backend was called with something its script does not cover."""

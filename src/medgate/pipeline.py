@@ -12,9 +12,14 @@ from pathlib import Path
 from medgate.backends.base import LanguageModel, WhiteBoxModel
 from medgate.backends.registry import create_model
 from medgate.careguard.build import build_careguard, build_full
-from medgate.config import KnowledgeSource, MedgateConfig
+from medgate.config import KnowledgeSource, MedgateConfig, setting_origins
 from medgate.errors import ConfigError
-from medgate.eval.calibrate import apply_artifact, calibration_path, load_artifact
+from medgate.eval.calibrate import (
+    apply_artifact,
+    artifact_origin,
+    calibration_path,
+    load_artifact,
+)
 from medgate.events import Gate
 from medgate.hrs.gate import HRSGate
 from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
@@ -65,15 +70,16 @@ def build_orchestrator(config: MedgateConfig, pool: ModelPool) -> Orchestrator:
 def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSGate:
     pool = pool or ModelPool(config)
     answerer = pool.white_box(config.model)
-    hrs = config.hrs
+    hrs, origins = config.hrs, setting_origins(config.hrs)
     # Thresholds fitted by `medgate calibrate` for this model, where not set explicitly.
-    fitted = load_artifact(calibration_path(config, answerer.fingerprint), answerer.fingerprint)
+    path = calibration_path(config, answerer.fingerprint)
+    fitted = load_artifact(path, answerer.fingerprint)
     if fitted is not None:
-        hrs = apply_artifact(hrs, fitted)
+        hrs, origins = apply_artifact(hrs, fitted, artifact_origin(path))
     centroid: RarityCentroid | None = None
     if "rarity" in hrs.signals:
         centroid = load_centroid(rarity_artifact_path(config, answerer), answerer)
-    return HRSGate(answerer, build_orchestrator(config, pool), hrs, centroid)
+    return HRSGate(answerer, build_orchestrator(config, pool), hrs, centroid, origins)
 
 
 def build_routing_gate(config: MedgateConfig, pool: ModelPool) -> RoutingGate:

@@ -136,7 +136,10 @@ class SignalValue(Record):
     """One hallucination risk signal's value for one answer."""
 
     name: str
-    value: float | None = Field(description="In [0, 1]; None when the signal was not computed.")
+    value: float | None = Field(
+        allow_inf_nan=False,
+        description="In [0, 1]; None when the signal was not computed (never NaN).",
+    )
     layer: Literal["decision", "guidance"]
     note: str = Field(default="", description="Why it was not computed, when it was not.")
 

@@ -164,11 +164,13 @@ def test_model_judge_garbage_fails_closed() -> None:
     assert not result.is_safe and result.errors
 
 
-def test_parse_verdict_rejects_unknown_labels() -> None:
-    from medgate.claims.support import parse_verdict
+def test_support_verdict_rejects_unknown_labels() -> None:
+    from medgate.backends.structured import parse_reply
+    from medgate.claims.support import SupportVerdict
 
     with pytest.raises(ModelError):
-        parse_verdict('{"verdict": "maybe", "reason": ""}')
+        parse_reply('{"verdict": "maybe", "reason": ""}', SupportVerdict)
+    assert parse_reply('{"verdict": "Not supported"}', SupportVerdict).verdict == "not_supported"
 
 
 def test_embedding_judge_with_fake_embeddings() -> None:

@@ -94,3 +94,18 @@ def test_length_risk() -> None:
     assert measures.length_risk(25, 50) == pytest.approx(0.5)
     assert measures.length_risk(80, 50) == pytest.approx(1.0)
     assert measures.length_risk(0, 50) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: measures.perplexity_risk([-0.1, float("nan")]),
+        lambda: measures.perplexity_risk([-0.1, float("inf")]),  # once read as certainty: 0 risk
+        lambda: measures.normalised_entropy({"yes": float("nan"), "no": 0.5}),
+        lambda: measures.js_divergence({"yes": float("nan"), "no": 0.5}, {"yes": 0.5, "no": 0.5}),
+        lambda: measures.cosine_distance([1.0, float("nan")], [1.0, 0.0]),
+    ],
+)
+def test_non_finite_inputs_are_refused_not_clipped_to_no_risk(call: object) -> None:
+    with pytest.raises(ValueError, match="not a finite number"):
+        call()  # type: ignore[operator]

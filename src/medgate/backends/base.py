@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -57,17 +57,23 @@ class DecodeParams(Record):
     answer_slot: AnswerSlot | None = None
 
 
+#: A number a model produced. NaN or infinity means the backend's arithmetic failed; such a
+#: value must stop the call (a ModelError), never reach a signal, where clipping would read NaN
+#: as no risk at all.
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+
+
 class Completion(Record):
-    """What a white-box continuation produced."""
+    """What a white-box continuation produced; every number in it is finite."""
 
     text: str = Field(description="The generated text, without the stop string or answer cue.")
-    token_logprobs: list[float] = Field(
+    token_logprobs: list[FiniteFloat] = Field(
         description="Log-probability of each generated token under the model at temperature 1."
     )
-    label_probs: dict[str, float] | None = Field(
+    label_probs: dict[str, FiniteFloat] | None = Field(
         default=None, description="Renormalised answer distribution at the answer slot."
     )
-    label_mass: float | None = Field(
+    label_mass: FiniteFloat | None = Field(
         default=None, description="Raw probability mass the labels had before renormalising."
     )
     prompt_tokens: int = 0
@@ -134,9 +140,14 @@ class WhiteBoxModel(LanguageModel, Protocol):
 
 
 def renormalise(probs: Mapping[str, float]) -> dict[str, float]:
-    """Scale non-negative weights to sum to 1; all-zero weights become uniform."""
+    """Scale non-negative weights to sum to 1; all-zero weights become uniform.
+
+    A NaN or infinite weight raises ValueError: dropping it would make the others look certain.
+    """
+    if not all(math.isfinite(p) for p in probs.values()):
+        raise ValueError(f"label weights are not all finite numbers: {dict(probs)}")
     total = sum(max(0.0, p) for p in probs.values())
-    if total <= 0 or not math.isfinite(total):
+    if total <= 0:
         return {k: 1.0 / len(probs) for k in probs}
     return {k: max(0.0, p) / total for k, p in probs.items()}
 

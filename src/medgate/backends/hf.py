@@ -36,7 +36,15 @@ from medgate.backends.base import (
     label_surface_forms,
     renormalise,
 )
-from medgate.errors import ConfigError, InputError, MedgateError, ModelError, PrerequisiteError
+from medgate.backends.chat_template import encode_prompt
+from medgate.errors import (
+    ConfigError,
+    ContextOverflowError,
+    InputError,
+    MedgateError,
+    ModelError,
+    PrerequisiteError,
+)
 from medgate.records import Usage
 
 if TYPE_CHECKING:
@@ -304,29 +312,45 @@ class TransformersBackend:
         if params.answer_slot is not None:
             budget += len(self._encode(params.answer_slot.cue))
         if budget > self._n_ctx:
-            raise ModelError(
+            raise ContextOverflowError(
                 f"{self.name}: prompt of {len(ids)} tokens plus {params.max_tokens} to generate "
-                f"exceeds the context of {self._n_ctx} (backend.n_ctx)"
+                f"exceeds the context of {self._n_ctx} (backend.n_ctx)",
+                prompt_tokens=len(ids),
+                limit=self._n_ctx - (budget - len(ids)),
             )
         return ids
 
     def _encode_chat(self, messages: Sequence[ChatMessage]) -> list[int]:
-        turns = [{"role": m.role, "content": m.content} for m in messages]
+        """The prompt's tokens; a message's text never becomes a special token (see
+        :mod:`medgate.backends.chat_template`)."""
         if getattr(self._tokenizer, "chat_template", None):
-            try:
-                text = self._tokenizer.apply_chat_template(
-                    turns, tokenize=False, add_generation_prompt=True
-                )
-            except Exception:
-                # Some templates (Mistral's) refuse a system turn: fold it into the first user turn.
-                text = self._tokenizer.apply_chat_template(
-                    _fold_system(turns), tokenize=False, add_generation_prompt=True
-                )
-            return list(self._tokenizer.encode(text, add_special_tokens=False))
+            return encode_prompt(self._render_template, messages, self._encode_text)
         # A base model without a template: a plain transcript ending where the reply starts.
-        lines = [f"{t['role'].capitalize()}: {t['content']}" for t in turns]
-        text = "\n\n".join([*lines, "Assistant:"])
-        return list(self._tokenizer.encode(text, add_special_tokens=True))
+        bos = self._tokenizer.bos_token_id
+        return encode_prompt(
+            _transcript,
+            messages,
+            self._encode_text,
+            whole=lambda text: list(self._tokenizer.encode(text, add_special_tokens=True)),
+            split_prefix=[bos] if bos is not None else [],
+        )
+
+    def _render_template(self, turns: list[dict[str, str]]) -> str:
+        try:
+            text = self._tokenizer.apply_chat_template(
+                turns, tokenize=False, add_generation_prompt=True
+            )
+        except Exception:
+            # Some templates (Mistral's) refuse a system turn: fold it into the first user turn.
+            text = self._tokenizer.apply_chat_template(
+                _fold_system(turns), tokenize=False, add_generation_prompt=True
+            )
+        return str(text)
+
+    def _encode_text(self, text: str, special: bool) -> list[int]:
+        return list(
+            self._tokenizer.encode(text, add_special_tokens=False, split_special_tokens=not special)
+        )
 
     def _encode(self, text: str) -> list[int]:
         return list(self._tokenizer.encode(text, add_special_tokens=False))
@@ -521,6 +545,11 @@ class TransformersBackend:
             raise
         except Exception as exc:
             raise ModelError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+
+
+def _transcript(turns: list[dict[str, str]]) -> str:
+    lines = [f"{t['role'].capitalize()}: {t['content']}" for t in turns]
+    return "\n\n".join([*lines, "Assistant:"])
 
 
 def _fold_system(turns: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -4,7 +4,9 @@ White-box generation runs on medgate's own llama.cpp context (:mod:`llamacpp_eng
 we control what the signals need: per-token log-probabilities at temperature 1, seeded sampling
 with numpy's generator, forbidden tokens before a minimum length, the label distribution at the
 answer slot, and several continuations of one prompt decoded in parallel from one cached prompt.
-Chat (the agent roles, with JSON-schema grammars) goes through llama-cpp-python's own API.
+Chat (the agent roles, with JSON-schema grammars) goes through llama-cpp-python's completion API.
+Both tokenise the prompt through :func:`~medgate.backends.chat_template.encode_prompt`: only the
+chat template's own markup may produce special tokens, never text inside a message.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from medgate.backends.base import (
     label_surface_forms,
     renormalise,
 )
+from medgate.backends.chat_template import encode_prompt
 from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded, sha256_of
 from medgate.backends.llamacpp_engine import ContinuationSpec, Engine
-from medgate.errors import ConfigError, ModelError, PrerequisiteError
+from medgate.errors import ConfigError, ContextOverflowError, ModelError, PrerequisiteError
 from medgate.records import Usage
 
 if TYPE_CHECKING:
@@ -111,6 +114,7 @@ class LlamaCppModel:
         self._banned_cache: dict[tuple[str, ...], npt.NDArray[np.int64]] = {}
         self._label_cache: dict[tuple[str, ...], dict[str, list[int]]] = {}
         self._formatter = self._make_formatter()
+        self._chat_sampling = self._chat_defaults()
         # White-box work runs on a context of its own with parallel sequences; chat uses llm's.
         self._engine = Engine(self.llm._model, n_ctx=n_ctx, n_threads=self._threads)
 
@@ -160,8 +164,10 @@ class LlamaCppModel:
             raise ConfigError(f"{self.path} has no chat template in its metadata")
 
         def token_text(key: str) -> str:
+            # The token's own text ("<|im_end|>"), as llama-cpp-python gives its templates;
+            # detokenising a special token would give "".
             tid = self.llm.metadata.get(key)
-            return self._piece(int(tid)) if tid is not None else ""
+            return str(self.llm._model.token_get_text(int(tid))) if tid is not None else ""
 
         return Jinja2ChatFormatter(
             template=template,
@@ -169,8 +175,38 @@ class LlamaCppModel:
             bos_token=token_text("tokenizer.ggml.bos_token_id"),
         )
 
+    def _chat_defaults(self) -> dict[str, Any]:
+        """Sampling settings of llama-cpp-python's own chat completion for a GGUF template,
+        so that chat replies are what ``create_chat_completion`` gave before medgate tokenised
+        the prompt itself: stop at the template's end-of-sequence token, and its defaults."""
+        import llama_cpp
+
+        eos_id = self.llm.token_eos()
+
+        def at_eos(tokens: Any, logits: Any) -> bool:
+            return bool(tokens[-1] == eos_id)
+
+        return {
+            "top_p": 0.95,
+            "top_k": 40,
+            "min_p": 0.05,
+            "typical_p": 1.0,
+            "repeat_penalty": 1.0,
+            "stop": [self._formatter.eos_token] if self._formatter.eos_token else [],
+            "stopping_criteria": llama_cpp.StoppingCriteriaList([at_eos]),
+        }
+
     def render(self, messages: Sequence[ChatMessage]) -> str:
-        return str(self._formatter(messages=[m.model_dump() for m in messages]).prompt)
+        """The prompt text of ``messages`` (for reading; :meth:`prompt_tokens` is what runs)."""
+        return self._render_turns([m.model_dump() for m in messages])
+
+    def _render_turns(self, turns: list[dict[str, str]]) -> str:
+        return str(self._formatter(messages=turns).prompt)
+
+    def prompt_tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
+        """The prompt's tokens: the template's special tokens as such, message text as plain
+        text (a ``<|im_start|>`` typed into a question stays characters, not a turn)."""
+        return encode_prompt(self._render_turns, messages, self._tokens)
 
     # -- white-box operations ---------------------------------------------------------------
     def text(self, tokens: list[int]) -> str:
@@ -211,7 +247,20 @@ class LlamaCppModel:
     def _complete_batch(
         self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams], t0: float
     ) -> list[Completion]:
-        prompt = self._tokens(self.render(messages), special=True)
+        prompt = self.prompt_tokens(messages)
+        # Room for the longest continuation and its answer cue (a character is at most a token);
+        # the engine itself keeps 64 free.
+        longest = max(
+            p.max_tokens + (len(p.answer_slot.cue) if p.answer_slot else 0) for p in params
+        )
+        room = max(64, longest + 8)
+        if len(prompt) + room >= self._engine.n_ctx:
+            raise ContextOverflowError(
+                f"a prompt of {len(prompt)} tokens leaves no room for {room} more in the "
+                f"context of {self._engine.n_ctx} (backend.n_ctx)",
+                prompt_tokens=len(prompt),
+                limit=self._engine.n_ctx - room - 1,
+            )
         specs = [
             ContinuationSpec(
                 max_tokens=p.max_tokens,
@@ -279,22 +328,20 @@ class LlamaCppModel:
         json_schema: Mapping[str, Any] | None = None,
         role: str = "agent",
     ) -> ChatReply:
-        kwargs: dict[str, Any] = {}
-        if json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": dict(json_schema)}
         with self._lock:
             t0 = time.perf_counter()
             try:
-                out: Any = self.llm.create_chat_completion(
-                    messages=[m.model_dump() for m in messages],  # type: ignore[misc]
+                out: Any = self.llm.create_completion(
+                    prompt=self.prompt_tokens(messages),
                     max_tokens=max_tokens,
                     temperature=temperature,
                     seed=seed if seed is not None else 0,
-                    **kwargs,
+                    grammar=_json_grammar(json_schema) if json_schema is not None else None,
+                    **self._chat_sampling,
                 )
             except Exception as exc:
                 raise ModelError(f"llama.cpp chat failed: {exc}") from exc
-        text = out["choices"][0]["message"]["content"] or ""
+        text = out["choices"][0]["text"] or ""
         usage = out.get("usage") or {}
         return ChatReply(
             text=text,
@@ -306,6 +353,16 @@ class LlamaCppModel:
                 seconds=time.perf_counter() - t0,
             ),
         )
+
+
+def _json_grammar(schema: Mapping[str, Any]) -> Any:
+    """A grammar that holds decoding to ``schema`` (plain JSON where the converter cannot)."""
+    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+    try:
+        return LlamaGrammar.from_json_schema(json.dumps(dict(schema)), verbose=False)
+    except Exception:  # the converter does not know every keyword; the reply is validated anyway
+        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
 
 
 def _cached_sha256(path: Path, cache_dir: Path | None) -> str:

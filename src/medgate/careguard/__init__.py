@@ -9,7 +9,7 @@ evaluation, bounded refinement and safe refusal, for open patient-facing questio
 
 from medgate.careguard.build import build_careguard, build_full
 from medgate.careguard.categories import Evidence, RiskCategory, match_rules
-from medgate.careguard.evaluators import Evaluators, Judge, JudgeReply, parse_judge
+from medgate.careguard.evaluators import Evaluators, Judge, JudgeReply
 from medgate.careguard.gate import CareGuardGate, screening_payload
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import (
@@ -46,6 +46,5 @@ __all__ = [
     "build_careguard",
     "build_full",
     "match_rules",
-    "parse_judge",
     "screening_payload",
 ]

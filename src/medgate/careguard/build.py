@@ -56,6 +56,7 @@ def build_careguard(
         judge(Evaluator.HRA, cg.use_hra),
         judge_weight=cg.judge_weight,
         timeout_s=cg.evaluator_timeout_s,
+        hra_threshold=cg.hra_threshold,
     )
     # The claims check runs with the configured record store and detector, so an invented
     # citation in a draft is unresolvable rather than support.

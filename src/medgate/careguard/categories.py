@@ -184,6 +184,42 @@ def match_rules(question: str) -> list[Evidence]:
     return found
 
 
+#: Names a person whose situation the question could be about (the asker, a relative, anyone).
+#: A generic "you"/"your" ("why should you wash your hands?") is not counted.
+_PERSON = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our|ours|ourselves|"
+    r"he|him|his|himself|she|her|hers|herself|they're|themselves|someone|somebody|anyone|"
+    r"anybody|friend|son|daughter|child|kid|baby|toddler|mom|mum|mother|dad|father|parent|"
+    r"husband|wife|partner|boyfriend|girlfriend|brother|sister|grandma|grandpa|grandmother|"
+    r"grandfather|roommate|neighbou?r|colleague|patient)\b",
+    re.IGNORECASE,
+)
+#: Asks for a method, an amount or speed, as a request to act does; never general knowledge.
+_SEEKS_MEANS = re.compile(
+    r"\b(?:how (?:much|many|long|fast|quickly)|easiest|quickest|fastest|painless\w*|best way|"
+    r"enough|stop (?:it|everything)|end (?:it|everything)|not wake up|without waking)\b",
+    re.IGNORECASE,
+)
+_ASKS_WHAT_IS = re.compile(r"^\s*(?:what|which|why|how|when|where|who)\b", re.IGNORECASE)
+
+
+def rules_out_urgency(question: str) -> str | None:
+    """Why the rules are sure ``question`` describes nobody's emergency or crisis, else None.
+
+    Used only against a controller model's emergency or self-harm finding, which otherwise
+    stands even without a quote from the question (see
+    :meth:`medgate.careguard.triage.Controller`). Deliberately narrow: a general-knowledge
+    question (it starts by asking what, why, how ...), naming no person, asking for no method
+    or amount. "What foods are high in fiber?" qualifies; "what is the easiest way to not wake
+    up?" and "my dad's face looks odd, what is happening?" do not.
+    """
+    if not _ASKS_WHAT_IS.search(question):
+        return None
+    if _PERSON.search(question) or _SEEKS_MEANS.search(question):
+        return None
+    return "a general-knowledge question that names no person and asks for no method or amount"
+
+
 #: Added to every generated answer's instructions, whatever the category.
 BASE_INSTRUCTIONS: tuple[str, ...] = (
     "Write for a patient in plain language, in at most 6 short sentences.",

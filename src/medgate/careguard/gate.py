@@ -2,6 +2,9 @@
 
 Decision paths, all deterministic given the model replies:
 
+* text addressed to the model in the question or a patient field (:mod:`medgate.injection`)
+  -> BLOCKED with the safe refusal before any model reads it, unless the rules find self-harm
+  or an emergency, which get their fixed guidance as always;
 * self-harm or emergency found -> BLOCKED with fixed crisis or emergency guidance (no model
   writes anything the person sees);
 * missing patient context -> NEEDS_CONTEXT carrying multiple-choice screening questions; the
@@ -29,6 +32,7 @@ from medgate.careguard.categories import (
     HARMFUL_REFUSAL,
     SAFE_REFUSAL,
     RiskCategory,
+    match_rules,
 )
 from medgate.careguard.evaluators import Evaluators
 from medgate.careguard.generator import Generator
@@ -47,6 +51,7 @@ from medgate.claims import (
 )
 from medgate.config import CareGuardConfig
 from medgate.events import Event, EventKind, EventSink, discard
+from medgate.injection import describe, find_injections
 from medgate.records import (
     Case,
     HeldBackAnswer,
@@ -134,6 +139,18 @@ class CareGuardGate:
     def _run(
         self, case: Case, report: CareGuardReport, events: EventSink
     ) -> tuple[Status, str | None, str]:
+        inputs = {"question": case.question} | {f"{k} field": v for k, v in case.patient.items()}
+        findings = find_injections(inputs)
+        # Before any model reads the input; a person in crisis still gets the fixed guidance,
+        # which the rules alone decide (the controller model is not asked then).
+        if findings and not any(e.category.short_circuits for e in match_rules(case.question)):
+            report.outcome = Outcome.INJECTION
+            return (
+                Status.BLOCKED,
+                apply_disclaimer(SAFE_REFUSAL),
+                f"the input holds text addressed to the model, so no model read it: "
+                f"{describe(findings)}",
+            )
         triage = self.controller.triage(case) if self.controller is not None else no_triage()
         report.triage = triage if self.controller is not None else None
         events(Event(kind=EventKind.TRIAGE, stage=STAGE, data=triage.model_dump(mode="json")))

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 
 from medgate.backends.base import ChatMessage, DecodeParams, LanguageModel, WhiteBoxModel
+from medgate.careguard.quoting import quote_block
 from medgate.careguard.records import Draft, Triage
 from medgate.careguard.scoring import answer_signals, not_computed_signals
 from medgate.careguard.screening import describe_answers
@@ -30,7 +31,7 @@ def generator_messages(case: Case, triage: Triage, feedback: Sequence[str]) -> l
         "You answer patients' health questions carefully. Follow every safety rule below.\n"
         "Safety rules:\n" + "\n".join(f"- {line}" for line in rules)
     )
-    parts = [f"Patient question:\n<<<\n{case.question}\n>>>"]
+    parts = [f"Patient question:\n{quote_block(case.question)}"]
     answers = describe_answers(case.patient)
     if answers:
         parts.append("What the patient told us:\n" + "\n".join(f"- {a}" for a in answers))

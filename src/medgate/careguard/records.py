@@ -104,6 +104,8 @@ class Outcome(StrEnum):
     RELEASED = "released"
     REFINED = "refined"
     EXHAUSTED = "blocked_after_refinement"
+    INJECTION = "blocked_injection"
+    """The question or a patient field holds text addressed to the model."""
     ERROR = "blocked_on_error"
 
 

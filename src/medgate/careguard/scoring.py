@@ -16,10 +16,14 @@ HRA (hallucination risk)::
     signal_risk = mean of the computed signals in [0, 1]      (perplexity, low-confidence share)
     base        = w * judge + (1 - w) * (1 + 4 * signal_risk)  (w = careguard.judge_weight)
                 = judge                                        when no signal was computed
-    HRA         = min(5, round_half_up(base) + claims_penalty)
+    blended     = min(5, round_half_up(base) + claims_penalty)
+    HRA         = max(blended, judge)  when judge > the release threshold (careguard.hra_threshold)
+                = blended              otherwise
 
 ``claims_penalty`` is 1 when the claims layer raised a high-severity flag or found an
-unresolvable citation, else 0. A judge that failed makes HRA 5 whatever the rest says.
+unresolvable citation, else 0. A judge that failed makes HRA 5 whatever the rest says. A judge
+that fails the answer is a floor: confident signals may move a passing judge's score, but never
+blend a failing one down into a pass (SRA needs no such rule: it is already a maximum).
 """
 
 from __future__ import annotations
@@ -161,9 +165,14 @@ def signal_risk(signals: Mapping[str, SignalValue]) -> float | None:
 
 
 def hra_score(
-    judge: int | None, signals: Mapping[str, SignalValue], claims_penalty: int, weight: float
+    judge: int | None,
+    signals: Mapping[str, SignalValue],
+    claims_penalty: int,
+    weight: float,
+    pass_threshold: int,
 ) -> tuple[int, dict[str, float]]:
-    """The combined HRA and its components (see the module docstring)."""
+    """The combined HRA and its components (see the module docstring); the answer passes HRA
+    when the score is at most ``pass_threshold``."""
     if judge is None:
         return 5, {"judge": 5.0, "failed": 1.0}
     risk = signal_risk(signals)
@@ -174,7 +183,11 @@ def hra_score(
         components["signal_risk"] = risk
         base = weight * judge + (1 - weight) * (1 + 4 * risk)
     components["base"] = base
-    return min(5, max(1, round_half_up(base) + claims_penalty)), components
+    score = min(5, max(1, round_half_up(base) + claims_penalty))
+    if judge > pass_threshold and score < judge:
+        components["judge_floor"] = float(judge)
+        score = judge
+    return score, components
 
 
 def answer_signals(token_logprobs: Sequence[float]) -> dict[str, SignalValue]:
@@ -184,13 +197,10 @@ def answer_signals(token_logprobs: Sequence[float]) -> dict[str, SignalValue]:
     tokens the model gave less than :data:`LOW_CONFIDENCE_P`.
     """
     if not token_logprobs:
-        note = "no generated tokens"
-        return {
-            "perplexity": SignalValue(name="perplexity", value=None, layer="decision", note=note),
-            "low_confidence": SignalValue(
-                name="low_confidence", value=None, layer="decision", note=note
-            ),
-        }
+        return not_computed_signals("no generated tokens")
+    if not all(math.isfinite(lp) for lp in token_logprobs):
+        # NaN compares false with everything, so it would count as a confident token.
+        return not_computed_signals("a token log-probability is not a finite number")
     threshold = math.log(LOW_CONFIDENCE_P)
     low = sum(1 for lp in token_logprobs if lp < threshold) / len(token_logprobs)
     return {

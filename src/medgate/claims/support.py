@@ -15,16 +15,16 @@ Thresholds are set with :func:`calibrate_threshold` on labelled (claim, source, 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import Field, ValidationError
+from pydantic import Field, field_validator
 
 from medgate.backends.base import ChatMessage, LanguageModel
+from medgate.backends.structured import chat_json
 from medgate.claims.sentences import split_sentences
 from medgate.errors import InputError, ModelError
 from medgate.records import Record
@@ -281,19 +281,20 @@ _JUDGE_SYSTEM = (
     "populations. Answer only with JSON: "
     '{"verdict": "supported" | "not_supported" | "contradicted", "reason": "<one sentence>"}.'
 )
-_JUDGE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "verdict": {"type": "string", "enum": ["supported", "not_supported", "contradicted"]},
-        "reason": {"type": "string"},
-    },
-    "required": ["verdict", "reason"],
-}
 
 
-class _Verdict(Record):
-    verdict: str
+class SupportVerdict(Record):
+    """What the support judge must reply."""
+
+    verdict: Literal["supported", "not_supported", "contradicted"]
     reason: str = ""
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _normalise(cls, value: object) -> object:
+        # "Not supported" and "not_supported" are the same verdict; anything else stays as
+        # written and must then be one of the three.
+        return value.strip().lower().replace(" ", "_") if isinstance(value, str) else value
 
 
 class ModelSupportJudge:
@@ -312,17 +313,17 @@ class ModelSupportJudge:
             f"SOURCE:\n{evidence[: self.max_evidence_chars]}\n\nCLAIM:\n{claim}\n\n"
             "Does the source support the claim?"
         )
-        reply = self.model.chat(
+        verdict = chat_json(
+            self.model,
             [
                 ChatMessage(role="system", content=_JUDGE_SYSTEM),
                 ChatMessage(role="user", content=prompt),
             ],
+            SupportVerdict,
             max_tokens=120,
             temperature=0.0,
-            json_schema=_JUDGE_SCHEMA,
             role="citation_judge",
-        )
-        verdict = parse_verdict(reply.text)
+        ).value
         supported = verdict.verdict == "supported"
         return SupportJudgement(
             supported=supported,
@@ -330,21 +331,6 @@ class ModelSupportJudge:
             method=self.name,
             reason=f"{verdict.verdict}: {verdict.reason}".strip(": "),
         )
-
-
-def parse_verdict(text: str) -> _Verdict:
-    """Read the judge's JSON, tolerating code fences and text around the object."""
-    match = re.search(r"\{.*\}", text, re.DOTALL)
-    if match is None:
-        raise ModelError(f"support judge gave no JSON: {text[:120]!r}")
-    try:
-        verdict = _Verdict.model_validate(json.loads(match.group(0)))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise ModelError(f"support judge gave unreadable JSON: {text[:120]!r}") from exc
-    verdict.verdict = verdict.verdict.strip().lower().replace(" ", "_")
-    if verdict.verdict not in {"supported", "not_supported", "contradicted"}:
-        raise ModelError(f"support judge gave unknown verdict {verdict.verdict!r}")
-    return verdict
 
 
 class SupportPair(Record):

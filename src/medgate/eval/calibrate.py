@@ -16,6 +16,7 @@ answers are not part of the certified error.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from medgate.config import HRSConfig, MedgateConfig
+from medgate.config import HRSConfig, MedgateConfig, SettingOrigin, overlay
 from medgate.errors import ConfigError
 from medgate.records import Record
 
@@ -188,14 +189,22 @@ def load_artifact(path: Path, fingerprint: str) -> CalibrationArtifact | None:
     return art
 
 
-def apply_artifact(hrs: HRSConfig, art: CalibrationArtifact) -> HRSConfig:
-    """Calibrated thresholds, except where the configuration already sets non-default ones."""
-    default = HRSConfig()
-    update = {}
-    for name in ("gate_e", "gate_p", "tau_e", "tau_p"):
-        if getattr(hrs, name) == getattr(default, name):
-            update[name] = getattr(art, name)
-    return hrs.model_copy(update=update)
+def artifact_origin(path: Path) -> SettingOrigin:
+    """Where settings taken from the artifact at ``path`` came from: its name and sha256."""
+    return SettingOrigin(
+        source="artifact",
+        artifact=f"calibration/{path.name}",
+        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+    )
+
+
+def apply_artifact(
+    hrs: HRSConfig, art: CalibrationArtifact, origin: SettingOrigin
+) -> tuple[HRSConfig, dict[str, SettingOrigin]]:
+    """Calibrated thresholds wherever the configuration did not set one explicitly, and where
+    every HRS setting came from."""
+    fitted = {name: getattr(art, name) for name in ("gate_e", "gate_p", "tau_e", "tau_p")}
+    return overlay(hrs, fitted, origin)
 
 
 def now() -> str:

@@ -12,6 +12,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from medgate.config import HRSConfig, RevertRule, SuccessRule
+from medgate.hrs.fitting import ContextFit
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import OrchestratorStep
 from medgate.hrs.signals import ModelRun, SignalValue
@@ -31,6 +32,10 @@ class Iteration(Record):
         default=None, description="The orchestrator decision that led to this round."
     )
     timings: list[Timing] = Field(default_factory=list)
+    context_fit: ContextFit | None = Field(
+        default=None,
+        description="How the context was cut to fit the window; None when it was used whole.",
+    )
 
     @property
     def answer(self) -> str:
@@ -48,6 +53,8 @@ class StopReason(StrEnum):
     """The orchestrator had no knowledge to add that was not already in the prompt."""
     ERROR = "error"
     """A model call or check failed; the trajectory is incomplete."""
+    INJECTION = "injection"
+    """The input holds text addressed to the model; nothing was run."""
 
 
 class Trajectory(Record):
@@ -64,11 +71,25 @@ class Trajectory(Record):
 class Outcome(StrEnum):
     GATE = "gate"
     SUCCESS = "success"
+    UNRELIABLE = "unreliable"
+    """The first answer cannot be released whatever its signals say (see :func:`unreleasable`)."""
     LABEL_FLIP = "label_flip"
+    INJECTION = "injection"
+    """The question or context holds text addressed to the model (:mod:`medgate.injection`)."""
     ABSTAIN = "abstain"
     STALLED = "stalled"
     EXHAUSTED = "exhausted"
     ERROR = "error"
+
+
+#: The settings of :class:`HRSConfig` a decision compares against.
+THRESHOLDS = ("gate_e", "gate_p", "tau_e", "tau_p", "min_label_mass")
+
+#: The rules' own signals; any other signal registered on the decision layer must be computed too.
+DECISION_SIGNALS = ("entropy", "perplexity")
+
+_GATE = ["min_label_mass", "gate_e", "gate_p"]
+_ROUNDS = [*_GATE, "tau_e", "tau_p"]
 
 
 class Decision(Record):
@@ -77,12 +98,43 @@ class Decision(Record):
     iteration: int | None = Field(description="The round whose answer is shown, if any.")
     answer: str | None
     reason: str
+    decided_by: list[str] = Field(
+        default_factory=list,
+        description="The thresholds (HRSConfig settings) this decision compared against.",
+    )
 
 
 def _risk(it: Iteration, name: str) -> float:
-    # A decision-layer signal that could not be computed counts as maximal risk.
+    # Only reached for computed signals (see unreleasable); missing counts as maximal risk.
     v = it.value(name)
     return 1.0 if v is None else v
+
+
+def unreleasable(it: Iteration, cfg: HRSConfig) -> tuple[str, list[str]] | None:
+    """Why ``it``'s answer may not be released whatever the thresholds say, and the thresholds
+    behind that; None when nothing stands in the way.
+
+    A decision signal that was not computed is no evidence of low risk, and under Eq. 6 a
+    missing value would otherwise let the other signal alone release the answer. An answer slot
+    where the allowed labels got almost no probability means the model was writing something
+    else; renormalising would dress that up as a confident label.
+    """
+    names = [*DECISION_SIGNALS, *(n for n, s in it.signals.items() if s.layer == "decision")]
+    missing = [n for n in dict.fromkeys(names) if it.value(n) is None]
+    if missing:
+        notes = "; ".join(
+            f"{n}: {it.signals[n].note}" if n in it.signals and it.signals[n].note else n
+            for n in missing
+        )
+        return f"a decision signal was not computed ({notes})", []
+    mass = it.run.label_mass
+    if mass is not None and mass < cfg.min_label_mass:
+        why = (
+            f"the model put only {mass:.3g} of its probability on the allowed labels "
+            f"(min_label_mass {cfg.min_label_mass:g}), so its answer is none of them"
+        )
+        return why, ["min_label_mass"]
+    return None
 
 
 def passes_gate(it: Iteration, cfg: HRSConfig) -> bool:
@@ -98,9 +150,19 @@ def succeeds(it: Iteration, cfg: HRSConfig) -> bool:
     return not (e >= cfg.tau_e and p >= cfg.tau_p)
 
 
-def _escalate(outcome: Outcome, reason: str, iteration: int | None = None) -> Decision:
+def _escalate(
+    outcome: Outcome,
+    reason: str,
+    iteration: int | None = None,
+    decided_by: list[str] | None = None,
+) -> Decision:
     return Decision(
-        status=Status.ESCALATED, outcome=outcome, iteration=iteration, answer=None, reason=reason
+        status=Status.ESCALATED,
+        outcome=outcome,
+        iteration=iteration,
+        answer=None,
+        reason=reason,
+        decided_by=decided_by or [],
     )
 
 
@@ -112,8 +174,18 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
                 Outcome.ERROR,
                 f"the gate failed before any answer and escalates: {traj.stop_detail}",
             )
+        if traj.stopped is StopReason.INJECTION:
+            return _escalate(
+                Outcome.INJECTION,
+                f"the input holds text addressed to the model, so no model read it: "
+                f"{traj.stop_detail}; a clinician must decide",
+            )
         return None
     base = traj.iterations[0]
+    blocked = unreleasable(base, cfg)
+    if blocked is not None:
+        why, thresholds = blocked
+        return _escalate(Outcome.UNRELIABLE, f"the answer cannot be released: {why}", 0, thresholds)
     if passes_gate(base, cfg):
         return Decision(
             status=Status.RELEASED,
@@ -121,9 +193,10 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             iteration=0,
             answer=base.answer,
             reason="the first answer is confident (entropy and perplexity under the gate)",
+            decided_by=_GATE,
         )
     for it in traj.iterations[1 : cfg.max_iterations + 1]:
-        if not succeeds(it, cfg):
+        if not succeeds(it, cfg) or unreleasable(it, cfg) is not None:
             continue
         if it.answer != base.answer and cfg.revert is RevertRule.ESCALATE:
             return _escalate(
@@ -131,6 +204,7 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
                 f"refinement changed the answer from {base.answer!r} to {it.answer!r} "
                 f"at round {it.index}; a clinician must decide",
                 it.index,
+                _ROUNDS,
             )
         return Decision(
             status=Status.REFINED,
@@ -138,11 +212,15 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             iteration=it.index,
             answer=it.answer,
             reason=f"confident after {it.index} round(s) of knowledge injection",
+            decided_by=_ROUNDS,
         )
+    last = unreleasable(traj.iterations[-1], cfg) if len(traj.iterations) > 1 else None
+    tail = f"; the last round's answer could not be released either: {last[0]}" if last else ""
     if len(traj.iterations) - 1 >= cfg.max_iterations:
         return _escalate(
             Outcome.EXHAUSTED,
-            f"still uncertain after {cfg.max_iterations} round(s); a clinician must decide",
+            f"still uncertain after {cfg.max_iterations} round(s); a clinician must decide" + tail,
+            decided_by=_ROUNDS,
         )
     rationale = traj.final_step.rationale if traj.final_step else ""
     endings = {
@@ -156,7 +234,10 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             "still uncertain and the orchestrator had no new knowledge to add",
         ),
         StopReason.ERROR: (Outcome.ERROR, f"the gate failed and escalates: {traj.stop_detail}"),
+        StopReason.INJECTION: (Outcome.INJECTION, f"injected text: {traj.stop_detail}"),
     }
     if traj.stopped is not None:
-        return _escalate(*endings[traj.stopped])
+        outcome, reason = endings[traj.stopped]
+        used = [] if traj.stopped is StopReason.ERROR else _ROUNDS
+        return _escalate(outcome, reason + tail, decided_by=used)
     return None

@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from medgate.backends.base import WhiteBoxModel
-from medgate.config import HRSConfig
+from medgate.config import HRSConfig, SettingOrigin, setting_origins
 from medgate.events import Event, EventKind, EventSink, discard
-from medgate.hrs.decision import Decision, Iteration, Outcome, StopReason, Trajectory, decide
+from medgate.hrs.decision import (
+    THRESHOLDS,
+    Decision,
+    Iteration,
+    Outcome,
+    StopReason,
+    Trajectory,
+    decide,
+)
+from medgate.hrs.fitting import probe_within_window
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import Action, IterationView, Orchestrator, OrchestratorStep
-from medgate.hrs.probe import needs_of, probe
+from medgate.hrs.probe import needs_of
 from medgate.hrs.rarity import RarityCentroid
 from medgate.hrs.signals import Need, SignalContext, build_signals
+from medgate.injection import describe, find_injections
 from medgate.records import (
     Case,
     HeldBackAnswer,
@@ -29,6 +42,13 @@ from medgate.records import (
 STAGE = "hrs"
 
 
+class Threshold(Record):
+    """One threshold setting as the gate used it."""
+
+    value: float
+    origin: SettingOrigin
+
+
 class HRSReport(Record):
     """The HRS stage's evidence in a verdict's trace."""
 
@@ -36,6 +56,11 @@ class HRSReport(Record):
     trajectory: Trajectory
     orchestrator: str
     answerer: str
+    thresholds: dict[str, Threshold] = Field(
+        default_factory=dict,
+        description="Every threshold setting, its value and where it came from; "
+        "decision.decided_by names those the decision compared against.",
+    )
 
 
 class HRSGate:
@@ -47,10 +72,16 @@ class HRSGate:
         orchestrator: Orchestrator,
         config: HRSConfig,
         centroid: RarityCentroid | None = None,
+        origins: Mapping[str, SettingOrigin] | None = None,
     ) -> None:
         self.answerer = answerer
         self.orchestrator = orchestrator
         self.config = config
+        origins = origins if origins is not None else setting_origins(config)
+        self.thresholds = {
+            name: Threshold(value=getattr(config, name), origin=origins[name])
+            for name in THRESHOLDS
+        }
         self.signals = build_signals(config.signals)
         self.ctx = SignalContext(
             l_max=config.l_max, centroid=centroid.centroid if centroid else None
@@ -68,12 +99,20 @@ class HRSGate:
         if reuse is not None:
             # The question is never rewritten, so its embedding (rarity) is that of round 0.
             needs = needs - {Need.EMBEDDING}
-        run, timings = probe(self.answerer, case, knowledge, self.config, needs, seed_offset=index)
+        run, timings, fit = probe_within_window(
+            self.answerer, case, knowledge, self.config, needs, seed_offset=index
+        )
         if reuse is not None:
             run.question_embedding = reuse.run.question_embedding
         signals = {s.name: s.compute(run, self.ctx) for s in self.signals}
         return Iteration(
-            index=index, knowledge=knowledge, run=run, signals=signals, step=step, timings=timings
+            index=index,
+            knowledge=knowledge,
+            run=run,
+            signals=signals,
+            step=step,
+            timings=timings,
+            context_fit=fit,
         )
 
     def record(self, case: Case, *, full: bool = False, events: EventSink = discard) -> Trajectory:
@@ -82,6 +121,10 @@ class HRSGate:
         Never raises: a failure ends the trajectory with :attr:`StopReason.ERROR`.
         """
         traj = Trajectory()
+        findings = find_injections({"question": case.question, "context": case.context})
+        if findings:
+            traj.stopped, traj.stop_detail = StopReason.INJECTION, describe(findings)
+            return traj
         try:
             base = self._round(case, 0, [], None, None)
             traj.iterations.append(base)
@@ -103,6 +146,7 @@ class HRSGate:
                     traj.stopped, traj.final_step = StopReason.ABSTAIN, step
                     break
                 known = traj.iterations[-1].knowledge
+                step = _withhold_injected(step)
                 new = _new_facts(known, step.facts)
                 if not new:
                     # Another round with the same prompt would only repeat the last answer.
@@ -190,6 +234,7 @@ class HRSGate:
             trajectory=traj,
             orchestrator=self.orchestrator.name,
             answerer=self.answerer.name,
+            thresholds=self.thresholds,
         )
         errors = [traj.stop_detail] if traj.stopped is StopReason.ERROR else []
         return Trace(
@@ -202,6 +247,16 @@ class HRSGate:
 
 def _normal(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def _withhold_injected(step: OrchestratorStep) -> OrchestratorStep:
+    """The step without facts that address the model; they are kept on the step, not injected."""
+    bad = [f for f in step.facts if find_injections({"fact": f.text})]
+    if not bad:
+        return step
+    return step.model_copy(
+        update={"facts": [f for f in step.facts if f not in bad], "withheld": bad}
+    )
 
 
 def _new_facts(known: list[Fact], proposed: list[Fact]) -> list[Fact]:

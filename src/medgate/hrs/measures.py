@@ -1,6 +1,8 @@
 """The formulas behind the five signals, as plain functions of numbers.
 
 Kept free of model and record types so each can be checked against values worked out by hand.
+Every function raises ValueError for a NaN or infinite input instead of returning a number:
+clipping would turn NaN into 0 (``max(0.0, nan)`` is 0.0), which reads as no risk at all.
 """
 
 from __future__ import annotations
@@ -10,8 +12,15 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 
+def _finite(values: Sequence[float], what: str) -> None:
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"{what} holds a value that is not a finite number")
+
+
 def _probs(dist: Mapping[str, float], labels: Sequence[str]) -> list[float]:
-    return [max(0.0, float(dist.get(label, 0.0))) for label in labels]
+    raw = [float(dist.get(label, 0.0)) for label in labels]
+    _finite(raw, "the answer distribution")
+    return [max(0.0, p) for p in raw]
 
 
 def normalised_entropy(dist: Mapping[str, float]) -> float:
@@ -19,10 +28,10 @@ def normalised_entropy(dist: Mapping[str, float]) -> float:
 
     For two labels this is the binary entropy in bits (the HRS paper's Eq. 1).
     """
-    k = len(dist)
+    probs = _probs(dist, list(dist))
+    k = len(probs)
     if k < 2:
         return 0.0
-    probs = _probs(dist, list(dist))
     total = sum(probs)
     if total <= 0:
         return 1.0
@@ -34,6 +43,7 @@ def perplexity_risk(token_logprobs: Sequence[float]) -> float:
     """1 - 1/PPL with PPL = exp(-mean log p) over generated tokens (Eq. 2); in [0, 1)."""
     if not token_logprobs:
         raise ValueError("perplexity needs at least one generated token")
+    _finite(token_logprobs, "the token log-probabilities")
     mean_nll = -sum(token_logprobs) / len(token_logprobs)
     return 1.0 - math.exp(-max(0.0, mean_nll))
 
@@ -65,6 +75,7 @@ def cosine_distance(u: Sequence[float], v: Sequence[float]) -> float:
     """1 - cosine similarity (Eq. 4), clipped to [0, 1]: opposite directions count as maximal."""
     if len(u) != len(v):
         raise ValueError(f"embedding sizes differ: {len(u)} vs {len(v)}")
+    _finite([*u, *v], "an embedding")
     dot = sum(a * b for a, b in zip(u, v, strict=True))
     nu = math.sqrt(sum(a * a for a in u))
     nv = math.sqrt(sum(b * b for b in v))

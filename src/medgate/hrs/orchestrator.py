@@ -7,15 +7,15 @@ they only add facts, each with its source.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Protocol
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from medgate.backends.base import ChatMessage, LanguageModel
+from medgate.backends.structured import ReplyFormatError, chat_json
 from medgate.errors import ModelError
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.retrieval import BM25Index
@@ -36,6 +36,10 @@ class OrchestratorStep(Record):
     rationale: str = ""
     usage: Usage | None = None
     seconds: float = 0.0
+    withheld: list[Fact] = Field(
+        default_factory=list,
+        description="Proposed facts not injected because they address the model.",
+    )
 
 
 class IterationView(Record):
@@ -58,26 +62,20 @@ class Orchestrator(Protocol):
         ...
 
 
-class _Reply(Record):
+class OrchestratorReply(Record):
+    """What the orchestrator model must reply. The limits in ``json_schema_extra`` shape
+    generation only: they keep a small model's reply short and its facts non-empty."""
+
     action: Action
-    facts: list[str] = Field(default_factory=list, max_length=10)
-    rationale: str = ""
-
-
-REPLY_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "action": {"type": "string", "enum": ["CONTINUE", "ABSTAIN"]},
-        "facts": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+    facts: list[str] = Field(
+        default_factory=list,
+        max_length=10,
+        json_schema_extra={
             "maxItems": 3,
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
         },
-        "rationale": {"type": "string", "maxLength": 160},
-    },
-    "required": ["action", "facts", "rationale"],
-    "additionalProperties": False,
-}
+    )
+    rationale: str = Field(default="", json_schema_extra={"maxLength": 160})
 
 
 def _describe(history: Sequence[IterationView]) -> str:
@@ -121,17 +119,21 @@ class ModelOrchestrator:
             'Reply as {"action": "CONTINUE" or "ABSTAIN", "facts": [...], "rationale": "..."}.'
         )
         t0 = time.perf_counter()
-        reply = self.model.chat(
-            [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
-            max_tokens=400,
-            json_schema=REPLY_SCHEMA,
-            role="orchestrator",
-        )
-        seconds = time.perf_counter() - t0
         try:
-            parsed = _Reply.model_validate(json.loads(reply.text))
-        except (json.JSONDecodeError, ValidationError) as exc:
-            raise ModelError(f"unparsable orchestrator reply: {reply.text[:120]!r}") from exc
+            reply = chat_json(
+                self.model,
+                [
+                    ChatMessage(role="system", content=system),
+                    ChatMessage(role="user", content=user),
+                ],
+                OrchestratorReply,
+                max_tokens=400,
+                role="orchestrator",
+            )
+        except ReplyFormatError as exc:
+            raise ModelError(f"unusable orchestrator reply: {exc}") from exc
+        seconds = time.perf_counter() - t0
+        parsed = reply.value
         facts = [
             Fact(text=t.strip(), source=self.name)
             for t in parsed.facts[: self.facts_per_iteration]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from medgate.backends.fake import FakeModel
-from medgate.config import HRSConfig, load_config
+from medgate.config import HRSConfig, SettingOrigin, load_config
 from medgate.eval.calibrate import (
     CalibrationArtifact,
     Scored,
@@ -63,50 +64,85 @@ def test_conformal_certifies_with_margin_and_fails_closed() -> None:
     assert c.released == 40 and c.errors == 0 and c.gate_e < 0.45
 
 
-def test_artifact_applies_unless_explicitly_configured() -> None:
-    art = CalibrationArtifact(
-        model_fingerprint="fake:m",
+def _artifact(fingerprint: str, e: float, p: float) -> CalibrationArtifact:
+    return CalibrationArtifact(
+        model_fingerprint=fingerprint,
         dataset="toy",
         fitted_on="toy",
         alpha=0.3,
         delta=0.1,
         method="conformal",
-        gate_e=0.3,
-        gate_p=0.2,
-        tau_e=0.3,
-        tau_p=0.2,
+        gate_e=e,
+        gate_p=p,
+        tau_e=e,
+        tau_p=p,
         rarity_artifact=None,
         choices=[],
         fitted_at="now",
     )
-    applied = apply_artifact(HRSConfig(), art)
+
+
+ORIGIN = SettingOrigin(source="artifact", artifact="calibration/x.json", sha256="ab" * 32)
+
+
+def test_artifact_applies_unless_explicitly_configured() -> None:
+    art = _artifact("fake:m", 0.3, 0.2)
+    applied, origins = apply_artifact(HRSConfig(), art, ORIGIN)
     assert (applied.gate_e, applied.gate_p, applied.tau_e, applied.tau_p) == (0.3, 0.2, 0.3, 0.2)
-    explicit = apply_artifact(HRSConfig(tau_e=0.8), art)
+    assert origins["gate_e"] == ORIGIN and origins["min_label_mass"].source == "default"
+    explicit, origins = apply_artifact(HRSConfig(tau_e=0.8), art, ORIGIN)
     assert explicit.tau_e == 0.8 and explicit.gate_e == 0.3
+    assert origins["tau_e"].source == "configured"
+
+
+def test_an_explicit_threshold_equal_to_the_default_is_not_overridden() -> None:
+    default = HRSConfig().tau_e
+    chosen, origins = apply_artifact(HRSConfig(tau_e=default), _artifact("m", 0.3, 0.2), ORIGIN)
+    assert chosen.tau_e == default and origins["tau_e"].source == "configured"
+    assert chosen.tau_p == 0.2 and origins["tau_p"] == ORIGIN
+
+
+def _fake_pool(monkeypatch: pytest.MonkeyPatch) -> FakeModel:
+    fake = FakeModel("fake:m")
+    monkeypatch.setattr(ModelPool, "get", lambda self, spec: fake)
+    return fake
 
 
 def test_build_hrs_gate_picks_up_the_artifact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = load_config(cache_dir=tmp_path, model="fake:m")
-    fake = FakeModel("fake:m")
-    monkeypatch.setattr(ModelPool, "get", lambda self, spec: fake)
+    fake = _fake_pool(monkeypatch)
     assert build_hrs_gate(config).config.gate_e == 0.5
-    art = CalibrationArtifact(
-        model_fingerprint=fake.fingerprint,
-        dataset="toy",
-        fitted_on="toy",
-        alpha=0.3,
-        delta=0.1,
-        method="conformal",
-        gate_e=0.25,
-        gate_p=0.2,
-        tau_e=0.25,
-        tau_p=0.2,
-        rarity_artifact=None,
-        choices=[],
-        fitted_at="now",
-    )
-    save_artifact(art, calibration_path(config, fake.fingerprint))
+    path = calibration_path(config, fake.fingerprint)
+    save_artifact(_artifact(fake.fingerprint, 0.25, 0.2), path)
     gate = build_hrs_gate(config)
     assert (gate.config.gate_e, gate.config.tau_e, gate.config.tau_p) == (0.25, 0.25, 0.2)
+    origin = gate.thresholds["gate_e"].origin
+    assert origin.source == "artifact" and origin.artifact == f"calibration/{path.name}"
+    assert origin.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("where", ["env", "file", "flag"])
+def test_thresholds_set_anywhere_beat_the_artifact_even_at_their_default(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    default = HRSConfig().gate_e
+    flags: dict[str, object] = {"cache_dir": tmp_path, "model": "fake:m"}
+    if where == "env":
+        monkeypatch.setenv("MEDGATE_HRS__GATE_E", str(default))
+    elif where == "file":
+        toml = tmp_path / "medgate.toml"
+        toml.write_text(f"[hrs]\ngate_e = {default}\n")
+        monkeypatch.setenv("MEDGATE_CONFIG", str(toml))
+    else:
+        flags["hrs"] = {"gate_e": default}
+    config = load_config(**flags)
+    fake = _fake_pool(monkeypatch)
+    save_artifact(
+        _artifact(fake.fingerprint, 0.25, 0.2), calibration_path(config, fake.fingerprint)
+    )
+    gate = build_hrs_gate(config)
+    assert gate.config.gate_e == default and gate.config.gate_p == 0.2
+    assert gate.thresholds["gate_e"].origin.source == "configured"
+    assert gate.thresholds["gate_p"].origin.source == "artifact"
