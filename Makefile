@@ -3,16 +3,21 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.medgate-installed
+# Every dependency of the dev extra, pinned with hashes; `make lock` rewrites it.
+LOCK := requirements-dev.txt
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench lock clean
 
 setup: $(STAMP)
 
+# The environment comes from the lock, so every machine installs the same releases; medgate
+# itself is installed after it, without resolving anything again.
 # llama-cpp-python builds from source (about 9 minutes on 2 cores); pip caches the wheel after.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e ".[dev]"
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 demo: setup
@@ -29,6 +34,13 @@ lint: setup
 
 bench: setup
 	$(BIN)/python scripts/bench_hrs.py --items 20
+
+# Resolve the dev extra again after a change to pyproject.toml, keeping the other pins; add
+# LOCK_ARGS=--upgrade to move every pin to the newest release the bounds allow.
+lock: setup
+	CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --extra dev --generate-hashes \
+		--allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links $(LOCK_ARGS) \
+		--output-file $(LOCK) pyproject.toml
 
 clean:
 	rm -rf $(VENV) build *.egg-info

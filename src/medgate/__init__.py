@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from medgate.config import MedgateConfig, load_config
@@ -11,7 +12,11 @@ from medgate.records import Case, LabelSet, Status
 if TYPE_CHECKING:
     from medgate.verdict import Trace, Verdict
 
-__version__ = "0.1.0"
+try:
+    # pyproject.toml is the one place the version is written.
+    __version__ = version("medgate")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 
 def __getattr__(name: str) -> Any:

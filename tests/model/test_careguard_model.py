@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from medgate.careguard.scoring import refers_to_clinician, states_dose
-
-from .cli import medgate_json
+from tests.console import medgate_json
 
 pytestmark = pytest.mark.model
 

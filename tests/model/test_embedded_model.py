@@ -13,8 +13,7 @@ from medgate.backends.llamacpp import LlamaCppModel
 from medgate.config import load_config
 from medgate.hrs.prompts import REASONING_STOPS, answerer_messages
 from medgate.records import Case
-
-from .cli import medgate_json
+from tests.console import medgate_json
 
 pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,42 +7,73 @@ imports heavy optional dependencies inside the commands so that ``medgate --help
 from __future__ import annotations
 
 import sys
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
+from medgate import __version__
 from medgate.cli import careguard, caselog, claims, core, eval, server
+from medgate.cli.failures import fail
 from medgate.errors import MedgateError
 
 app = typer.Typer(
     name="medgate",
     help="A safety gate for medical LLMs: release, refine, ask for context, escalate or block.",
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        typer.echo(f"medgate {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    # Only the eager --version option lives here; every command has its own.
+    pass
+
 
 for module in (core, claims, careguard, eval, server, caselog):
     module.register(app)
 
 
-def main() -> None:
-    """Console entry point: medgate's own errors become one line on stderr and exit code 2."""
-    try:
-        # Without standalone mode click returns a command's exit code instead of exiting.
-        code = app(standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
-    except MedgateError as exc:
-        typer.echo(f"medgate: error: {exc}", err=True)
-        sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
-        typer.echo("medgate: aborted", err=True)
-        sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors and the like
-        import click
+def commands() -> list[tuple[str, Any]]:
+    """``medgate`` and every visible command and group under it, each group followed by its
+    commands, as (command line, click command): what the CLI reference documents and the tests
+    call with ``--help``."""
+    return _walk("medgate", typer.main.get_command(app))
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+
+def _walk(path: str, cmd: Any) -> list[tuple[str, Any]]:
+    found = [(path, cmd)]
+    # typer carries its own copy of click, so a group is recognised by what it can do.
+    if hasattr(cmd, "list_commands"):
+        ctx = cmd.context_class(cmd)
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is not None and not sub.hidden:
+                found += _walk(f"{path} {name}", sub)
+    return found
+
+
+def main() -> None:
+    """Console entry point.
+
+    typer runs in standalone mode, so it prints usage errors (with the command's usage) and
+    exits 2 itself; medgate's own errors reach here and become one line on stderr and exit 2.
+    """
+    try:
+        app()
+    except MedgateError as exc:
+        sys.exit(fail(exc).exit_code)

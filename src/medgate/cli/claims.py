@@ -12,12 +12,13 @@ from medgate.claims.checker import build_claims_checker
 from medgate.claims.safety_check import MEDICAL_DISCLAIMER, SafetyCheck
 from medgate.claims.support import LexicalSupportJudge, ModelSupportJudge, SupportJudge
 from medgate.cli.core import read_text_file
+from medgate.cli.failures import fail
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import InputError, MedgateError
 
-#: Exit codes: 0 safe, 1 unsafe, 2 the check could not be run (bad input or configuration).
+#: Exit codes: 0 safe, 1 unsafe, and failures.EXIT_ERROR (2) when the check could not be run
+#: (bad input or configuration).
 EXIT_UNSAFE = 1
-EXIT_ERROR = 2
 
 #: Longer reports are refused rather than read whole into memory.
 MAX_REPORT_CHARS = 1_000_000
@@ -122,8 +123,7 @@ def check_claims(
         ) as checker:
             result = checker.check(text)
     except MedgateError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_ERROR) from exc
+        raise fail(exc) from exc
     typer.echo(result.model_dump_json(indent=2) if as_json else render(result))
     if not result.is_safe:
         raise typer.Exit(EXIT_UNSAFE)
@@ -167,8 +167,7 @@ def fit_claims_detector(
         )
         path = save_artifact(artifact, out or ARTIFACT_FILE)
     except MedgateError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_ERROR) from exc
+        raise fail(exc) from exc
     p = artifact.provenance
     typer.echo(
         f"trained on {len(p.train_ids)} sentences; threshold {artifact.threshold:.3f}; "

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from medgate.cli.failures import fail
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import ConfigError, InputError, MedgateError
 
@@ -52,12 +53,7 @@ def _verify(database_url: str | None, anchors_file: Path | None) -> AuditReport:
             anchors = parse_anchors(text, str(anchors_file))
         return Store.open(_config(database_url)).verify_audit(anchors)
     except MedgateError as exc:
-        raise _fail(exc) from exc
-
-
-def _fail(exc: MedgateError) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(2)
+        raise fail(exc) from exc
 
 
 def load_gate_factory(spec: str) -> Callable[[MedgateConfig], Gate]:
@@ -87,10 +83,8 @@ def _default_gate(config: MedgateConfig) -> tuple[Gate, RunInfo]:
 
 def register(app: typer.Typer) -> None:
     """Add the service's commands to the main CLI."""
-    keys = typer.Typer(
-        help="Manage API keys (roles: client, clinician, admin).", no_args_is_help=True
-    )
-    audit = typer.Typer(help="Check the hash-chained audit log.", no_args_is_help=True)
+    keys = typer.Typer(help="Manage API keys (roles: client, clinician, admin).")
+    audit = typer.Typer(help="Check the hash-chained audit log.")
     app.add_typer(keys, name="keys")
     app.add_typer(audit, name="audit")
 
@@ -129,7 +123,7 @@ def register(app: typer.Typer) -> None:
                 service_gate, run = load_gate_factory(gate)(config), RunInfo.of("serve", config)
             service = create_app(service_gate, config=config, store=store, run=run)
         except MedgateError as exc:
-            raise _fail(exc) from exc
+            raise fail(exc) from exc
         uvicorn.run(service, host=config.server.host, port=config.server.port)
 
     @keys.command("create")
@@ -144,13 +138,14 @@ def register(app: typer.Typer) -> None:
         try:
             chosen = Role(role)
         except ValueError:
-            typer.echo(f"error: unknown role {role!r}; use client, clinician or admin", err=True)
-            raise typer.Exit(2) from None
+            raise fail(
+                InputError(f"unknown role {role!r}; use client, clinician or admin")
+            ) from None
         try:
             store = Store.open(_config(database_url))
             key, token = store.create_key(name, chosen)
         except MedgateError as exc:
-            raise _fail(exc) from exc
+            raise fail(exc) from exc
         typer.echo(f"created {key.role.value} key {key.id} for {key.name}")
         typer.echo(token)
 
@@ -162,7 +157,7 @@ def register(app: typer.Typer) -> None:
         try:
             found = Store.open(_config(database_url)).list_keys()
         except MedgateError as exc:
-            raise _fail(exc) from exc
+            raise fail(exc) from exc
         for key in found:
             state = "active" if key.active else f"revoked {key.revoked_at}"
             typer.echo(f"{key.id}  {key.role.value:<9}  {key.name}  ({state})")
@@ -175,7 +170,7 @@ def register(app: typer.Typer) -> None:
         try:
             key = Store.open(_config(database_url)).revoke_key(key_id)
         except MedgateError as exc:
-            raise _fail(exc) from exc
+            raise fail(exc) from exc
         typer.echo(f"revoked {key.id} ({key.name})")
 
     @audit.command("verify")
@@ -220,5 +215,5 @@ def register(app: typer.Typer) -> None:
                 with append.open("a", encoding="utf-8") as f:
                     f.write(line + "\n")
             except OSError as exc:
-                raise _fail(InputError(f"cannot append to {append}: {exc.strerror}")) from exc
+                raise fail(InputError(f"cannot append to {append}: {exc.strerror}")) from exc
         typer.echo(line)

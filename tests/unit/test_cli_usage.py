@@ -1,0 +1,87 @@
+"""The installed ``medgate`` script, run as a newcomer would: usage mistakes print a short usage
+message and exit 2, never a traceback, whichever copy of click typer runs on."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+
+from medgate.cli import commands
+from tests.console import run_medgate
+
+#: A usage message is the usage line, the pointer to --help and the error: a few lines.
+MAX_USAGE_LINES = 8
+
+
+@pytest.mark.parametrize(
+    ("args", "usage", "error"),
+    [
+        ((), "Usage: medgate [OPTIONS] COMMAND", "Missing command"),
+        (("ask",), "Usage: medgate ask [OPTIONS]", "Missing argument"),
+        (("care",), "Usage: medgate care [OPTIONS]", "Missing argument"),
+        (("nosuch",), "Usage: medgate [OPTIONS] COMMAND", "No such command 'nosuch'"),
+        (("eval", "hrs", "--nosuch"), "Usage: medgate eval hrs [OPTIONS]", "No such option"),
+        (("keys",), "Usage: medgate keys [OPTIONS] COMMAND", "Missing command"),
+        (("keys", "create", "--name", "x"), "Usage: medgate keys create", "Missing option"),
+    ],
+    ids=[
+        "no-arguments",
+        "missing-argument",
+        "care-missing-argument",
+        "unknown-command",
+        "unknown-option",
+        "group-without-command",
+        "missing-option",
+    ],
+)
+def test_usage_mistake_prints_usage_and_exits_2(
+    args: tuple[str, ...], usage: str, error: str
+) -> None:
+    done = run_medgate(*args)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+    assert usage in done.stderr
+    assert error in done.stderr
+    assert len(done.stderr.splitlines()) <= MAX_USAGE_LINES, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("ask", ""), "medgate: error: the question is empty\n"),
+        (
+            ("keys", "create", "--name", "x", "--role", "root"),
+            "medgate: error: unknown role 'root'; use client, clinician or admin\n",
+        ),
+    ],
+    ids=["raised-by-a-command", "caught-by-a-command"],
+)
+def test_medgate_error_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
+    done = run_medgate(*args)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == message
+
+
+def test_version_prints_the_installed_version() -> None:
+    done = run_medgate("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"medgate {version('medgate')}\n"
+    assert done.stderr == ""
+
+
+def test_commands_cover_every_group_and_subcommand() -> None:
+    paths = [path for path, _ in commands()]
+    assert paths[0] == "medgate"
+    for expected in ("medgate ask", "medgate eval", "medgate eval hrs", "medgate keys create"):
+        assert expected in paths
+    assert len(paths) == len(set(paths))
+
+
+@pytest.mark.parametrize("path", [path for path, _ in commands()])
+def test_every_command_answers_help(path: str) -> None:
+    done = run_medgate(*path.split()[1:], "--help")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"Usage: {path} " in done.stdout
