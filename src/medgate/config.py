@@ -61,13 +61,6 @@ class RevertRule(StrEnum):
     """Accept the refined label (no protection)."""
 
 
-class KnowledgeSource(StrEnum):
-    SELF = "self"
-    """The orchestrator model's own knowledge (the paper)."""
-    RETRIEVAL = "retrieval"
-    """BM25 over a local JSONL corpus; every fact carries its source id."""
-
-
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -163,7 +156,12 @@ class HRSConfig(Section):
     samples: int = Field(default=3, ge=2, le=10, description="Ambiguity samples (Eq. 3).")
     sample_temperature: float = Field(default=0.3, gt=0, le=2)
     seed: int = Field(default=42, description="Base seed for the ambiguity samples.")
-    knowledge: KnowledgeSource = KnowledgeSource.SELF
+    knowledge: str = Field(
+        default="self",
+        description="The registered orchestrator that injects knowledge (medgate.orchestrators): "
+        "'self' (the orchestrator model's own knowledge, the paper) or 'retrieval' (BM25 over "
+        "hrs.corpus; every fact carries its source id).",
+    )
     corpus: Path | None = Field(default=None, description="JSONL corpus for retrieval knowledge.")
     facts_per_iteration: int = Field(default=3, ge=1, le=10)
     rarity_artifact: Path | None = Field(

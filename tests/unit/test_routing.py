@@ -142,7 +142,7 @@ def test_a_gate_that_raises_is_escalated_with_the_route_kept() -> None:
 def test_route_is_the_default_profile() -> None:
     config = load_config(model="fake")
     assert config.profile == "route"
-    assert {"route", "hrs", "careguard", "full"} <= set(PROFILES)
+    assert {"route", "hrs", "careguard", "full"} <= set(PROFILES.names())
     gate = build_gate(config)
     assert isinstance(gate, RoutingGate)
     assert isinstance(gate.gates[Route.RESEARCH], HRSGate)

@@ -63,8 +63,3 @@ def build_careguard(
     # The claims check runs with the configured record store and detector, so an invented
     # citation in a draft is unresolvable rather than support.
     return CareGuardGate(controller, generator, evaluators, cg, build_claims_checker(config))
-
-
-def build_full(config: MedgateConfig, pool: ModelPool) -> CareGuardGate:
-    """CareGuard with the HRS-style signals of a white-box generator and the claim flags."""
-    return build_careguard(config, pool, require_signals=True)

@@ -106,6 +106,12 @@ def _judge(name: str) -> FakeModel:
 
 def real_gate() -> RoutingGate:
     """The service's default gate, as `medgate.pipeline` builds it, over the fake models."""
+    hrs, careguard = scripted_gates()
+    return RoutingGate(research=hrs, patient=careguard)
+
+
+def scripted_gates() -> tuple[HRSGate, CareGuardGate]:
+    """The HRS and CareGuard gates over the fake models."""
     hrs = HRSGate(
         _answerer(),
         ModelOrchestrator(_orchestrator()),
@@ -118,7 +124,7 @@ def real_gate() -> RoutingGate:
         Evaluators(Judge(Evaluator.SRA, _judge("sra")), Judge(Evaluator.HRA, _judge("hra"))),
         CareGuardConfig(max_refinements=1),
     )
-    return RoutingGate(research=hrs, patient=careguard)
+    return hrs, careguard
 
 
 class ServiceGate:
@@ -158,8 +164,8 @@ def default_gate() -> ServiceGate:
     return ServiceGate(real_gate())
 
 
-def gate_factory(config: object) -> ServiceGate:
-    """For `medgate serve --gate service_gate:gate_factory` in tests."""
+def scripted_profile(config: object, pool: object) -> ServiceGate:
+    """A gate profile (medgate.profiles) for `medgate serve --profile` in tests."""
     return default_gate()
 
 
