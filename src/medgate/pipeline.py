@@ -6,12 +6,12 @@ which kind of question is in docs/architecture.md:
 
 * ``route`` (the default): closed research questions to HRS, patient questions to CareGuard;
 * ``hrs``: the HRS gate alone; ``careguard``: CareGuard alone;
-* ``full``: every stage, with HRS's second opinion on a patient's yes/no question
+* ``full``: every stage, with HRS's check of a patient's yes/no question
   (:mod:`medgate.gates.full`).
 
 Models come from a :class:`~medgate.backends.pool.ModelPool`, so roles configured with the same
 spec share one loaded model and a case's record can name the model behind each role. Every entry
-point (``ask``, ``care``, ``serve``, the evaluations) builds its gate here.
+point that decides cases (``ask``, ``care``, ``serve``) builds its gate here.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def build_routing_gate(config: MedgateConfig, pool: ModelPool) -> RoutingGate:
 
 def build_full_pipeline(config: MedgateConfig, pool: ModelPool) -> FullPipeline:
     """Every stage: HRS, and CareGuard with a white-box generator (the HRS-style signals of each
-    draft) and HRS's second opinion on a patient's yes/no question."""
+    draft) and HRS's check of a patient's yes/no question."""
     return FullPipeline(
         hrs=build_hrs_gate(config, pool),
         careguard=build_careguard(config, pool, require_signals=True),

@@ -3,8 +3,8 @@
 Every stage reports in its own typed record, tagged by its ``stage`` field: the route
 (:class:`~medgate.routing.RouteChoice`), HRS (:class:`~medgate.hrs.decision.HRSReport`),
 CareGuard (:class:`~medgate.careguard.records.CareGuardReport`, whose rounds carry the claims
-layer's checks) and the full pipeline's HRS second opinion
-(:class:`~medgate.gates.records.SecondOpinion`). :data:`StageReport` is their discriminated
+layer's checks) and the full pipeline's HRS check
+(:class:`~medgate.gates.records.HRSCheck`). :data:`StageReport` is their discriminated
 union, so a verdict read back from JSON (the case log, the store, an evaluation run) gives back
 the same typed reports its gate wrote. A stage from outside medgate reports as an
 :class:`ExtensionReport`.
@@ -20,7 +20,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Discriminator, Field, JsonValue, Tag, model_validator
 
 from medgate.careguard.records import CareGuardReport
-from medgate.gates.records import SecondOpinion
+from medgate.gates.records import HRSCheck
 from medgate.hrs.decision import HRSReport
 from medgate.records import Case, HeldBackAnswer, Record, SignalValue, Status, Timing, Usage
 from medgate.routing import RouteChoice
@@ -38,7 +38,7 @@ BUILT_IN_STAGES: dict[str, type[Record]] = {
     "route": RouteChoice,
     "hrs": HRSReport,
     "careguard": CareGuardReport,
-    "second_opinion": SecondOpinion,
+    "hrs_check": HRSCheck,
 }
 _EXTENSION = "extension"
 
@@ -52,7 +52,7 @@ StageReport = Annotated[
     Annotated[RouteChoice, Tag("route")]
     | Annotated[HRSReport, Tag("hrs")]
     | Annotated[CareGuardReport, Tag("careguard")]
-    | Annotated[SecondOpinion, Tag("second_opinion")]
+    | Annotated[HRSCheck, Tag("hrs_check")]
     | Annotated[ExtensionReport, Tag(_EXTENSION)],
     Discriminator(_stage_tag),
 ]

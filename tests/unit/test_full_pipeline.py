@@ -1,5 +1,5 @@
 """The full profile: HRS for research questions; CareGuard for patient questions, with HRS's
-second opinion on a yes/no question; one record, one decision (scripted fake models)."""
+check of a yes/no question; one record, one decision (scripted fake models)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from medgate.careguard.records import CareGuardReport
 from medgate.events import DecisionEvent, Event, EventKind, EventSink, discard
 from medgate.gates.full import FullPipeline, asks_yes_or_no
-from medgate.gates.records import Opinion, SecondOpinion
+from medgate.gates.records import Confidence, HRSCheck
 from medgate.hrs.decision import HRSReport
 from medgate.records import Case, LabelSet, Status
 from medgate.verdict import Verdict
@@ -27,8 +27,8 @@ def run(case: Case) -> tuple[Verdict, list[Event]]:
     return FullPipeline(*scripted_gates()).check(case, events.append), events
 
 
-def opinion(verdict: Verdict) -> SecondOpinion:
-    report = verdict.trace.report(SecondOpinion)
+def hrs_check(verdict: Verdict) -> HRSCheck:
+    report = verdict.trace.report(HRSCheck)
     assert report is not None
     return report
 
@@ -49,7 +49,7 @@ def test_a_patient_yes_no_question_gets_every_stage_in_one_record() -> None:
     verdict, events = run(Case(question="Are oats high in fiber?"))
     assert verdict.status is Status.RELEASED
     assert verdict.answer is not None and verdict.answer.startswith(RELEASED_DRAFT)
-    assert list(verdict.trace.stages) == ["route", "careguard", "hrs", "second_opinion"]
+    assert list(verdict.trace.stages) == ["route", "careguard", "hrs", "hrs_check"]
     hrs = verdict.trace.report(HRSReport)
     assert hrs is not None and set(hrs.trajectory.iterations[0].signals) >= {"entropy"}
     careguard = verdict.trace.report(CareGuardReport)
@@ -58,7 +58,7 @@ def test_a_patient_yes_no_question_gets_every_stage_in_one_record() -> None:
     assert only.claims is not None and only.claims.check is not None
     assert only.claims.check.verification is not None  # citations were looked up
     assert only.sra.judge_score == 1 and only.hra.judge_score == 1
-    assert opinion(verdict).opinion is Opinion.CONFIDENT
+    assert hrs_check(verdict).confidence is Confidence.CONFIDENT
     kinds = [e.kind for e in events]
     assert {EventKind.TRIAGE, EventKind.CLAIMS, EventKind.SAFETY, EventKind.SIGNALS} <= set(kinds)
     decisions = [e for e in events if isinstance(e, DecisionEvent)]
@@ -73,15 +73,15 @@ def test_an_answer_the_model_is_unsure_of_is_held_for_a_clinician() -> None:
     assert verdict.held_back is not None
     assert verdict.held_back.answer.startswith(RELEASED_DRAFT)
     assert verdict.held_back.source == "careguard round 0"
-    assert opinion(verdict).opinion is Opinion.UNSURE
-    assert "abstain" in opinion(verdict).why and "unsure" in verdict.reason
+    assert hrs_check(verdict).confidence is Confidence.UNSURE
+    assert "abstain" in hrs_check(verdict).why and "unsure" in verdict.reason
 
 
 def test_a_question_that_is_not_yes_no_is_not_read_by_hrs() -> None:
     verdict, events = run(Case(question="What foods are high in fiber?"))
     assert verdict.status is Status.RELEASED
     assert verdict.trace.report(HRSReport) is None
-    assert opinion(verdict).opinion is Opinion.NOT_ASKED
+    assert hrs_check(verdict).confidence is Confidence.NOT_ASKED
     assert all(e.stage != "hrs" for e in events)
 
 
@@ -94,7 +94,7 @@ def test_hrs_reads_an_answered_yes_no_question_whatever_careguard_decided() -> N
 def test_screening_questions_stand_and_hrs_is_not_asked() -> None:
     verdict, events = run(Case(question=PREGNANT))
     assert verdict.status is Status.NEEDS_CONTEXT
-    assert opinion(verdict).opinion is Opinion.NOT_ASKED
+    assert hrs_check(verdict).confidence is Confidence.NOT_ASKED
     assert [e.kind for e in events] == [EventKind.ROUTE, EventKind.TRIAGE, EventKind.DECISION]
 
 

@@ -8,7 +8,7 @@
                                                    crisis, emergency), draft with the HRS-style
                                                    signals of a white-box generator, claims with
                                                    citation verification, SRA ∥ HRA, refine
-                                                   ── HRS second opinion on a yes/no question
+                                                   ── HRS check of a yes/no question
                                                    ── verdict
 
 A research question goes to HRS alone, as with the ``route`` profile. A patient question goes
@@ -43,7 +43,7 @@ from medgate.events import (
     RouteEvent,
     discard,
 )
-from medgate.gates.records import Opinion, SecondOpinion
+from medgate.gates.records import Confidence, HRSCheck
 from medgate.hrs.decision import HRSReport
 from medgate.records import Case, HeldBackAnswer, Status, Timing
 from medgate.routing import STAGE as ROUTE_STAGE
@@ -116,15 +116,15 @@ class FullPipeline:
             why = (
                 "CareGuard wrote no answer (screening, guidance or a refusal), so HRS was not asked"
             )
-            return _with(verdict, SecondOpinion(opinion=Opinion.NOT_ASKED, why=why))
+            return _with(verdict, HRSCheck(confidence=Confidence.NOT_ASKED, why=why))
         if not asks_yes_or_no(case.question):
             why = "not a yes/no question, so HRS has no closed answer to read"
-            return _with(verdict, SecondOpinion(opinion=Opinion.NOT_ASKED, why=why))
+            return _with(verdict, HRSCheck(confidence=Confidence.NOT_ASKED, why=why))
         opinion = self.hrs.check(case, events)
-        return second_opinion(verdict, opinion, report)
+        return with_hrs_check(verdict, opinion, report)
 
 
-def second_opinion(verdict: Verdict, opinion: Verdict, report: CareGuardReport) -> Verdict:
+def with_hrs_check(verdict: Verdict, opinion: Verdict, report: CareGuardReport) -> Verdict:
     """CareGuard's ``verdict`` with HRS's ``opinion`` of the same question: an answer is held
     for a clinician when HRS would not release its own yes/no answer."""
     trace = Trace(
@@ -136,13 +136,13 @@ def second_opinion(verdict: Verdict, opinion: Verdict, report: CareGuardReport) 
     hrs = opinion.trace.report(HRSReport)
     outcome = hrs.decision.outcome.value if hrs is not None else "error"
     if opinion.status.answers_user:
-        noted = SecondOpinion(
-            opinion=Opinion.CONFIDENT,
+        noted = HRSCheck(
+            confidence=Confidence.CONFIDENT,
             why=f"HRS would release its yes/no answer ({outcome}): CareGuard's decision stands",
         )
         return verdict.model_copy(update={"trace": _add(trace, noted)})
-    noted = SecondOpinion(
-        opinion=Opinion.UNSURE,
+    noted = HRSCheck(
+        confidence=Confidence.UNSURE,
         why=f"HRS would not release its yes/no answer ({outcome}): {opinion.reason}",
     )
     if not verdict.status.answers_user:
@@ -162,11 +162,11 @@ def second_opinion(verdict: Verdict, opinion: Verdict, report: CareGuardReport) 
     )
 
 
-def _add(trace: Trace, report: SecondOpinion) -> Trace:
+def _add(trace: Trace, report: HRSCheck) -> Trace:
     return trace.model_copy(update={"stages": {**trace.stages, report.stage: report}})
 
 
-def _with(verdict: Verdict, report: SecondOpinion) -> Verdict:
+def _with(verdict: Verdict, report: HRSCheck) -> Verdict:
     return verdict.model_copy(update={"trace": _add(verdict.trace, report)})
 
 

@@ -10,8 +10,8 @@ from pydantic import Field
 from medgate.records import Record
 
 
-class Opinion(StrEnum):
-    """What came of the HRS second opinion on a patient's yes/no question."""
+class Confidence(StrEnum):
+    """What came of the HRS check of a patient's yes/no question."""
 
     CONFIDENT = "confident"
     """HRS would release its own yes/no answer: CareGuard's decision stands."""
@@ -21,10 +21,10 @@ class Opinion(StrEnum):
     """Not a yes/no question, or CareGuard wrote no answer: HRS did not run."""
 
 
-class SecondOpinion(Record):
-    """The full pipeline's HRS second opinion on a patient question (the ``second_opinion``
-    stage of a verdict's trace); the HRS run itself is the trace's ``hrs`` report."""
+class HRSCheck(Record):
+    """The full pipeline's HRS check of a patient question (the ``hrs_check`` stage of a
+    verdict's trace); the HRS run itself is the trace's ``hrs`` report."""
 
-    stage: Literal["second_opinion"] = "second_opinion"
-    opinion: Opinion
+    stage: Literal["hrs_check"] = "hrs_check"
+    confidence: Confidence
     why: str = Field(description="Why HRS was or was not asked, and what it changed.")
