@@ -121,6 +121,15 @@ def overlay(
     return updated, result
 
 
+class SignalThresholds(Section):
+    """The thresholds of one decision-layer signal, as the decision rule reads them by name."""
+
+    gate: float = Field(ge=0, le=1, description="The baseline gate: release under this (Eq. 7).")
+    success: float = Field(
+        ge=0, le=1, description="The success rule after a knowledge round (Algorithm 1 / Eq. 6)."
+    )
+
+
 class HRSConfig(Section):
     """The Hallucination Risk Scoring gate."""
 
@@ -170,6 +179,12 @@ class HRSConfig(Section):
     signals: list[str] = Field(
         default_factory=lambda: ["entropy", "perplexity", "ambiguity", "rarity", "token_length"],
         description="Registered signal names to compute.",
+    )
+    thresholds: dict[str, SignalThresholds] = Field(
+        default_factory=dict,
+        description="The thresholds of every decision-layer signal besides entropy and "
+        "perplexity (theirs are gate_e/tau_e and gate_p/tau_p), by signal name: each signal "
+        "on the decision layer must be under its thresholds for an answer to be released.",
     )
 
 
