@@ -20,11 +20,11 @@ from pathlib import Path
 
 from medgate.backends.base import AnswerSlot, DecodeParams
 from medgate.backends.llamacpp import LlamaCppModel
+from medgate.backends.pool import ModelPool
 from medgate.config import load_config
 from medgate.hrs.probe import needs_of, probe
 from medgate.hrs.prompts import ANSWER_CUE, REASONING_STOPS, answerer_messages
 from medgate.hrs.signals import SignalContext, build_signals
-from medgate.pipeline import ModelPool
 from medgate.records import Case
 
 

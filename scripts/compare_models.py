@@ -22,12 +22,12 @@ from pathlib import Path
 
 
 def measure(spec: str, items: int, data_dir: Path) -> dict[str, object]:
+    from medgate.backends.pool import ModelPool
     from medgate.config import load_config
     from medgate.eval.data import dataset_split
     from medgate.eval.metrics import auroc
     from medgate.hrs.probe import needs_of, probe
     from medgate.hrs.signals import SignalContext, build_signals
-    from medgate.pipeline import ModelPool
 
     config = load_config(model=spec)
     t0 = time.perf_counter()

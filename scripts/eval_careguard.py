@@ -26,7 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from medgate.careguard import build_careguard
+from medgate.backends.pool import ModelPool
+from medgate.careguard.build import build_careguard
 from medgate.careguard.evaluation import (
     DEFAULT_ANSWERS,
     EvalItem,
@@ -40,7 +41,6 @@ from medgate.careguard.evaluation import (
     spread,
 )
 from medgate.config import load_config
-from medgate.pipeline import ModelPool
 from medgate.records import Case, Status
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -32,8 +32,9 @@ import httpx
 
 from medgate.config import MedgateConfig
 from medgate.events import Event, EventKind, EventSink, discard
-from medgate.records import Case, Status, Verdict
+from medgate.records import Case, Status
 from medgate.store import EscalationState, NotFoundError, Role, Store
+from medgate.verdict import Verdict
 
 
 class FakeGate:

@@ -14,3 +14,5 @@ def _isolated_cache(
 ) -> None:
     """Keep each test's artifacts out of the user's cache, except the assembled model files."""
     monkeypatch.delenv("MEDGATE_CONFIG", raising=False)
+    # Cases decided by `ask` and `care` are logged; each test gets its own log.
+    monkeypatch.setenv("MEDGATE_LOG__PATH", str(tmp_path_factory.mktemp("log") / "cases.db"))

@@ -11,6 +11,8 @@ only the settings nobody chose, and a verdict can say where each threshold came 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Mapping
 from enum import StrEnum
@@ -309,6 +311,17 @@ class ServerConfig(Section):
     rate_burst: int = Field(default=20, ge=1, description="Requests a key may make at once.")
 
 
+class CaseLogConfig(Section):
+    """The local case log: one typed record per case that `ask` and `care` decide."""
+
+    enabled: bool = Field(
+        default=True, description="Write each case to the log (`--no-log` skips one case)."
+    )
+    path: Path | None = Field(
+        default=None, description="SQLite file of the log; default cache_dir/cases.db."
+    )
+
+
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
@@ -353,6 +366,10 @@ class CareGuardConfig(Section):
         return value or default
 
 
+#: Settings that say where things run and are kept, not how a case is decided.
+OPERATIONAL_SETTINGS = frozenset({"store", "server", "log", "cache_dir", "data_dir"})
+
+
 class MedgateConfig(BaseSettings):
     """All of medgate's settings in one place."""
 
@@ -369,7 +386,9 @@ class MedgateConfig(BaseSettings):
         "'openai:MODEL', or 'fake'.",
     )
     orchestrator_model: str | None = Field(
-        default=None, description="Orchestrator/agent model; defaults to `model`."
+        default=None,
+        description="Orchestrator/agent model; None: the answering model (`model`), whatever "
+        "sets it.",
     )
     profile: str = Field(
         default="route",
@@ -384,8 +403,17 @@ class MedgateConfig(BaseSettings):
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     careguard: CareGuardConfig = Field(default_factory=CareGuardConfig)
+    log: CaseLogConfig = Field(default_factory=CaseLogConfig)
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
+
+    def digest(self) -> str:
+        """sha256 of the settings that decide verdicts (models, profile, backend options, the
+        stages' settings), for a case's record: where the store, service, log and directories
+        are does not change a verdict and is left out (the store's URL may hold a password)."""
+        deciding = self.model_dump(mode="json", exclude=set(OPERATIONAL_SETTINGS))
+        text = json.dumps(deciding, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     @model_validator(mode="after")
     def _orchestrator_defaults_to_model(self) -> MedgateConfig:

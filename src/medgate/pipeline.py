@@ -1,7 +1,8 @@
 """Assembling gates from configuration.
 
 A profile names a builder; ``build_gate`` looks it up in :data:`PROFILES`. Models are created
-through a :class:`ModelPool` so that roles configured with the same spec share one loaded model.
+through a :class:`~medgate.backends.pool.ModelPool` so that roles configured with the same spec
+share one loaded model, and so that a case's record can name the model behind each role.
 """
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from medgate.backends.base import LanguageModel, WhiteBoxModel
-from medgate.backends.registry import create_model
+from medgate.backends.base import WhiteBoxModel
+from medgate.backends.pool import ModelPool
 from medgate.careguard.build import build_careguard, build_full
 from medgate.config import KnowledgeSource, MedgateConfig, setting_origins
 from medgate.errors import ConfigError
@@ -20,34 +21,15 @@ from medgate.eval.calibrate import (
     calibration_path,
     load_artifact,
 )
-from medgate.events import Gate
+from medgate.events import ErrorEvent, EventSink, Failure, Gate, RouteEvent, discard
 from medgate.hrs.gate import HRSGate
 from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
 from medgate.hrs.rarity import RarityCentroid, load_centroid
 from medgate.hrs.retrieval import BM25Index
-from medgate.routing import RoutingGate
-
-
-class ModelPool:
-    """Creates each configured model once and hands the same instance to every role using it."""
-
-    def __init__(self, config: MedgateConfig) -> None:
-        self.config = config
-        self._models: dict[str, LanguageModel] = {}
-
-    def get(self, spec: str) -> LanguageModel:
-        if spec not in self._models:
-            self._models[spec] = create_model(spec, self.config)
-        return self._models[spec]
-
-    def white_box(self, spec: str) -> WhiteBoxModel:
-        model = self.get(spec)
-        if not isinstance(model, WhiteBoxModel):
-            raise ConfigError(
-                f"{spec} cannot be the answerer: the HRS signals need a white-box backend "
-                "(llamacpp, embedded, transformers)"
-            )
-        return model
+from medgate.records import Case, Status
+from medgate.routing import STAGE as ROUTE_STAGE
+from medgate.routing import Route, choose_route
+from medgate.verdict import Trace, Verdict
 
 
 def rarity_artifact_path(config: MedgateConfig, model: WhiteBoxModel) -> Path:
@@ -64,12 +46,12 @@ def build_orchestrator(config: MedgateConfig, pool: ModelPool) -> Orchestrator:
             raise ConfigError("retrieval knowledge needs a corpus: set hrs.corpus to a JSONL file")
         return RetrievalOrchestrator(BM25Index.from_jsonl(hrs.corpus), hrs.facts_per_iteration)
     spec = config.orchestrator_model or config.model
-    return ModelOrchestrator(pool.get(spec), hrs.facts_per_iteration)
+    return ModelOrchestrator(pool.get(spec, role="orchestrator"), hrs.facts_per_iteration)
 
 
 def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSGate:
     pool = pool or ModelPool(config)
-    answerer = pool.white_box(config.model)
+    answerer = pool.white_box(config.model, role="answerer")
     hrs, origins = config.hrs, setting_origins(config.hrs)
     # Thresholds fitted by `medgate calibrate` for this model, where not set explicitly.
     path = calibration_path(config, answerer.fingerprint)
@@ -80,6 +62,30 @@ def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSG
     if "rarity" in hrs.signals:
         centroid = load_centroid(rarity_artifact_path(config, answerer), answerer)
     return HRSGate(answerer, build_orchestrator(config, pool), hrs, centroid, origins)
+
+
+class RoutingGate:
+    """Implements :class:`medgate.events.Gate` by handing each case to the gate of its route
+    (:func:`medgate.routing.choose_route`)."""
+
+    def __init__(self, research: Gate, patient: Gate) -> None:
+        self.gates: dict[Route, Gate] = {Route.RESEARCH: research, Route.PATIENT: patient}
+
+    def check(self, case: Case, events: EventSink = discard) -> Verdict:
+        choice = choose_route(case)
+        events(RouteEvent(stage=ROUTE_STAGE, data=choice))
+        try:
+            verdict = self.gates[choice.route].check(case, events)
+        except Exception as exc:  # gates fail closed themselves; this one does not rely on it
+            failure = f"{choice.route.value} gate raised {type(exc).__name__}: {exc}"
+            events(ErrorEvent(stage=ROUTE_STAGE, data=Failure(error=failure)))
+            verdict = Verdict(
+                status=Status.ESCALATED,
+                reason="the safety check did not complete, so the case is held for a clinician",
+                case=case,
+                trace=Trace(errors=[failure]),
+            )
+        return verdict.model_copy(update={"trace": verdict.trace.with_report(choice)})
 
 
 def build_routing_gate(config: MedgateConfig, pool: ModelPool) -> RoutingGate:

@@ -1,7 +1,9 @@
-"""Typed records shared by every stage: the case that comes in and the verdict that goes out.
+"""Typed records shared by every stage: the case that comes in, and the parts of a verdict that
+every stage speaks in (status, usage, timings, signals).
 
-Stage-specific records (HRS signals, claim flags, CareGuard scores) live in their own rooms and
-are attached to :class:`Trace` so that one verdict carries all the evidence behind it.
+These are the bottom layer: stage-specific records (HRS trajectories, claim checks, CareGuard
+rounds) build on them in their own rooms, and :mod:`medgate.verdict` puts the stages' reports
+together into the verdict that goes out.
 """
 
 from __future__ import annotations
@@ -119,19 +121,6 @@ class Timing(Record):
     seconds: float
 
 
-class Trace(Record):
-    """Everything behind a verdict, stage by stage."""
-
-    stages: dict[str, Any] = Field(
-        default_factory=dict, description="Per-stage evidence records, keyed by stage name."
-    )
-    timings: list[Timing] = Field(default_factory=list)
-    usage: list[Usage] = Field(default_factory=list)
-    errors: list[str] = Field(
-        default_factory=list, description="Failures that made the gate fail closed."
-    )
-
-
 class SignalValue(Record):
     """One hallucination risk signal's value for one answer."""
 
@@ -169,23 +158,3 @@ class HeldBackAnswer(Record):
         default="", description="What the model wrote before its answer, for the reviewer."
     )
     source: str = Field(description="Which stage and round produced it, e.g. 'hrs round 0'.")
-
-
-class Verdict(Record):
-    """medgate's decision for one case."""
-
-    status: Status
-    answer: str | None = Field(
-        default=None, description="What the user sees: the answer, a refusal or guidance."
-    )
-    reason: str = Field(description="Why this status, in one sentence a clinician can read.")
-    case: Case
-    signals: dict[str, SignalValue] = Field(
-        default_factory=dict,
-        description="Risk signals of the answer shown (or of the last one tried when held back).",
-    )
-    held_back: HeldBackAnswer | None = Field(
-        default=None,
-        description="The model's answer when the gate did not release it; for clinicians only.",
-    )
-    trace: Trace = Field(default_factory=Trace)

@@ -19,9 +19,10 @@ from typing import Any, TypeAlias
 
 from pydantic import Field
 
-from medgate.events import Event, EventKind
-from medgate.records import Case, Record, SignalValue, Status, Verdict
-from medgate.routing import STAGE as ROUTE_STAGE
+from medgate.events import ClaimsEvent, EventBase, EventKind
+from medgate.records import Case, Record, SignalValue, Status
+from medgate.routing import RouteChoice
+from medgate.verdict import Verdict
 
 ESCALATED_REASON = "The answer is held back for a clinician to review."
 """What the person who asked is told about an escalated case: the gate's own reason can quote
@@ -58,9 +59,8 @@ class ClientVerdict(Record):
 
 def route_of(verdict: Verdict) -> str | None:
     """The gate a routing gate chose for this verdict, if it was routed."""
-    stage = verdict.trace.stages.get(ROUTE_STAGE)
-    route = stage.get("route") if isinstance(stage, Mapping) else None
-    return route if isinstance(route, str) else None
+    choice = verdict.trace.report(RouteChoice)
+    return None if choice is None else choice.route.value
 
 
 def client_verdict(verdict: Verdict) -> ClientVerdict:
@@ -84,6 +84,21 @@ def scope_verdict(verdict: Verdict, audience: Audience) -> Verdict | ClientVerdi
 
 # -- events ---------------------------------------------------------------------------------
 
+
+class EventView(Record):
+    """An event as one reader may see it: the typed event's fields, with ``data`` as JSON."""
+
+    kind: EventKind
+    stage: str
+    iteration: int | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def whole(cls, event: EventBase) -> EventView:
+        """The event with nothing left out (what a reviewer sees)."""
+        return cls.model_validate(event.model_dump(mode="json"))
+
+
 #: An allow-list spec: for a mapping, which keys are kept and how each value is projected.
 #: ``True`` keeps a JSON scalar or a list of scalars (never a mapping); a dict recurses.
 Spec: TypeAlias = Mapping[str, "bool | Spec"]
@@ -98,7 +113,7 @@ _EVENTS: dict[EventKind, Spec] = {
     EventKind.TRIAGE: {"category": True, "categories": True},
     EventKind.ROUTE: {"route": True, "why": True},
     EventKind.ANSWER: {},
-    EventKind.SAFETY: {
+    EventKind.CLAIMS: {
         # The claims layer's check of a draft: counts only; its flags quote the draft.
         "verdict": True,
         "is_safe": True,
@@ -111,6 +126,8 @@ _EVENTS: dict[EventKind, Spec] = {
         "sources_count": True,
         "dose_information": True,
         "disclaimer_present": True,
+    },
+    EventKind.SAFETY: {
         # CareGuard's evaluators: scores only; their justifications quote the draft.
         "sra": _SCORE,
         "hra": _SCORE,
@@ -147,29 +164,34 @@ def _signals(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def client_event(event: Event) -> Event | None:
+def client_event(event: EventBase) -> EventView | None:
     """The asker's view of one event before the decision, or None when they get none of it.
 
     Decisions are not passed through here: the service builds the asker's decision from
     :func:`client_verdict` once the verdict is recorded.
     """
-    if event.kind is EventKind.SIGNALS:
-        data = _signals(event.data)
-    elif event.kind is EventKind.ERROR:
+    return client_view(EventView.whole(event))
+
+
+def client_view(whole: EventView) -> EventView | None:
+    """What the asker may see of an event's JSON: the allow-list applied to ``whole``."""
+    if whole.kind is EventKind.SIGNALS:
+        data = _signals(whole.data)
+    elif whole.kind is EventKind.ERROR:
         data = {"error": FAILED_STEP}
-    elif event.kind in _EVENTS:
-        data = _project(event.data, _EVENTS[event.kind])
+    elif whole.kind in _EVENTS:
+        data = _project(whole.data, _EVENTS[whole.kind])
     else:
         return None
-    return Event(kind=event.kind, stage=event.stage, iteration=event.iteration, data=data)
+    return whole.model_copy(update={"data": data})
 
 
-def scope_event(event: Event, audience: Audience) -> Event | None:
+def scope_event(event: EventBase, audience: Audience) -> EventView | None:
     """``event`` as ``audience`` may see it (None: not at all)."""
-    return event if audience is Audience.REVIEWER else client_event(event)
+    return EventView.whole(event) if audience is Audience.REVIEWER else client_event(event)
 
 
-def released_safety(verdict: Verdict, events: Iterable[Event]) -> dict[str, Any] | None:
+def released_safety(verdict: Verdict, events: Iterable[EventBase]) -> dict[str, Any] | None:
     """The claims layer's check of the released answer, for the asker's safety panel.
 
     Only for a released answer, and only flags whose sentence is in that answer: a check of an
@@ -178,21 +200,13 @@ def released_safety(verdict: Verdict, events: Iterable[Event]) -> dict[str, Any]
     if not verdict.status.answers_user or not verdict.answer:
         return None
     answer = verdict.answer
-    checks = [e for e in events if e.kind is EventKind.SAFETY and "flags" in e.data]
+    checks = [e.data for e in events if isinstance(e, ClaimsEvent)]
     if not checks:
         return None
-    data = checks[-1].data
+    check = checks[-1]
     flags = [
-        _project(flag, _FLAG)
-        for flag in data.get("flags") or []
-        if isinstance(flag, Mapping)
-        and isinstance(flag.get("sentence"), str)
-        and flag["sentence"] in answer
+        _project(flag.model_dump(mode="json"), _FLAG)
+        for flag in check.flags
+        if flag.sentence in answer
     ]
-    warnings = [w for w in data.get("warnings") or [] if isinstance(w, str)]
-    disclaimer = data.get("disclaimer")
-    return {
-        "flags": flags,
-        "warnings": warnings,
-        "disclaimer": disclaimer if isinstance(disclaimer, str) else "",
-    }
+    return {"flags": flags, "warnings": list(check.warnings), "disclaimer": check.disclaimer}

@@ -17,17 +17,17 @@ when it is a closed research question:
 
 Everything else is a patient question and goes to CareGuard, which triages first. The route is
 decided from explicit fields and fixed rules, never by a model, so text inside a question cannot
-talk its way into the yes/no gate.
+talk its way into the yes/no gate. :class:`medgate.pipeline.RoutingGate` hands each case on.
 """
 
 from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Literal
 
 from medgate.careguard.categories import RiskCategory, match_rules
-from medgate.events import Event, EventKind, EventSink, Gate, discard
-from medgate.records import Case, Record, Status, Trace, Verdict
+from medgate.records import Case, Record
 
 STAGE = "route"
 
@@ -53,8 +53,9 @@ class Route(StrEnum):
 
 
 class RouteChoice(Record):
-    """Which gate a case went to, and why (kept in the verdict's trace)."""
+    """Which gate a case went to, and why: the route stage's report in a verdict's trace."""
 
+    stage: Literal["route"] = "route"
     route: Route
     why: str
 
@@ -82,29 +83,3 @@ def choose_route(case: Case) -> RouteChoice:
                 why=f"the {where} names an urgent risk ({', '.join(urgent)}): triaged first",
             )
     return RouteChoice(route=Route.RESEARCH, why="research question with a context to answer from")
-
-
-class RoutingGate:
-    """Implements :class:`medgate.events.Gate` by handing each case to the gate of its route."""
-
-    def __init__(self, research: Gate, patient: Gate) -> None:
-        self.gates: dict[Route, Gate] = {Route.RESEARCH: research, Route.PATIENT: patient}
-
-    def check(self, case: Case, events: EventSink = discard) -> Verdict:
-        choice = choose_route(case)
-        events(Event(kind=EventKind.ROUTE, stage=STAGE, data=choice.model_dump(mode="json")))
-        try:
-            verdict = self.gates[choice.route].check(case, events)
-        except Exception as exc:  # gates fail closed themselves; this one does not rely on it
-            failure = f"{choice.route.value} gate raised {type(exc).__name__}: {exc}"
-            events(Event(kind=EventKind.ERROR, stage=STAGE, data={"error": failure}))
-            verdict = Verdict(
-                status=Status.ESCALATED,
-                reason="the safety check did not complete, so the case is held for a clinician",
-                case=case,
-                trace=Trace(errors=[failure]),
-            )
-        stages = {STAGE: choice.model_dump(mode="json"), **verdict.trace.stages}
-        return verdict.model_copy(
-            update={"trace": verdict.trace.model_copy(update={"stages": stages})}
-        )

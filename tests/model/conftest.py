@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from medgate.backends.llamacpp import LlamaCppModel
+from medgate.backends.pool import ModelPool
 from medgate.config import load_config
-from medgate.pipeline import ModelPool
 from medgate.records import Case
 
 DATA = Path(

@@ -10,6 +10,7 @@ from medgate.hrs.orchestrator import RetrievalOrchestrator
 from medgate.hrs.retrieval import BM25Index
 from medgate.pipeline import ModelPool
 from medgate.records import Case
+from tests.unit.stage_reports import hrs_report
 
 pytestmark = pytest.mark.model
 
@@ -25,8 +26,8 @@ def test_a_long_context_is_fitted_into_a_small_window(pubmedqa_case: Case) -> No
     gate = HRSGate(model, RetrievalOrchestrator(BM25Index([])), config.hrs)
     verdict = gate.check(long)
     assert verdict.trace.errors == []
-    first = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]
-    fit = first["context_fit"]
-    assert fit is not None and fit["prompt_tokens"] > fit["limit"]
-    assert 0 < fit["kept_chars"] < fit["original_chars"] == len(long.context)
-    assert first["signals"]["entropy"]["value"] is not None
+    first = hrs_report(verdict).trajectory.iterations[0]
+    fit = first.context_fit
+    assert fit is not None and fit.prompt_tokens > fit.limit
+    assert 0 < fit.kept_chars < fit.original_chars == len(long.context)
+    assert first.signals["entropy"].value is not None

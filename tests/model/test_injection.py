@@ -27,7 +27,8 @@ from medgate.hrs.orchestrator import RetrievalOrchestrator
 from medgate.hrs.prompts import answerer_messages
 from medgate.hrs.retrieval import BM25Index, Document
 from medgate.pipeline import ModelPool
-from medgate.records import Case, Verdict
+from medgate.records import Case
+from medgate.verdict import Verdict
 
 from .injection_corpus import CASES, InjectionCase
 

@@ -17,12 +17,14 @@ import httpx
 import pytest
 
 from medgate.backends.llamacpp import LlamaCppModel
-from medgate.careguard import CareGuardGate, Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, HRSConfig
-from medgate.hrs import HRSGate, ModelOrchestrator
+from medgate.hrs import ModelOrchestrator
+from medgate.hrs.gate import HRSGate
+from medgate.pipeline import RoutingGate
 from medgate.records import Case
 from medgate.redaction import ClientVerdict
-from medgate.routing import RoutingGate
 from medgate.server import create_app
 from medgate.store import EscalationState, Resolution, Role, Store
 from tests.unit.server.browser_support import (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.scoring import rule_findings, states_dose
 from medgate.records import Status
+from tests.unit.stage_reports import careguard_report
 from tests.unit.test_careguard_gate import SAFE_TEXT, Rig, resumed, verdict_json
 
 STOP = "You can stop your iron tablets while you take it."
@@ -17,11 +18,11 @@ def test_high_severity_uncited_claim_blocks_until_refinement_qualifies_it() -> N
     verdict = rig.gate(max_refinements=2).check(resumed(), rig.events.append)
     assert verdict.status is Status.REFINED
     assert verdict.answer is not None and SAFE_TEXT in verdict.answer
-    stage = verdict.trace.stages["careguard"]
-    first, second = stage["rounds"]
-    assert first["passed"] is False  # both judges said 1: the claim alone held it back
-    assert first["claims"]["blocking"] == [STOP]
-    assert second["passed"] is True and second["claims"]["blocking"] == []
+    stage = careguard_report(verdict)
+    first, second = stage.rounds
+    assert first.passed is False  # both judges said 1: the claim alone held it back
+    assert first.claims.blocking == [STOP]
+    assert second.passed is True and second.claims.blocking == []
     # The generator was told which sentence to remove or qualify.
     assert "remove or qualify this medication change statement" in rig.generator_prompts[1]
     assert STOP in rig.generator_prompts[1]
@@ -39,10 +40,10 @@ def test_an_invented_citation_is_unresolvable_not_support() -> None:
     cited = f"Paracetamol lowers fever in pregnancy (PMID: 99999999). {SAFE_TEXT}"
     rig = Rig().drafts(cited).sra(verdict_json(1)).hra(verdict_json(1))
     verdict = rig.gate(max_refinements=0).check(resumed(), rig.events.append)
-    (only,) = verdict.trace.stages["careguard"]["rounds"]
-    assert only["claims"]["unresolvable_count"] == 1
+    (only,) = careguard_report(verdict).rounds
+    assert only.claims.unresolvable_count == 1
     # The unresolvable citation adds the claims penalty to HRA: 1 + 1 = 2, still releasable.
-    assert only["hra"]["components"]["claims_penalty"] == 1.0
+    assert only.hra.components["claims_penalty"] == 1.0
 
 
 def test_no_dose_rule_reads_amounts_written_in_words() -> None:

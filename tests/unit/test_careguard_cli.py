@@ -8,8 +8,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from medgate.careguard import CareGuardGate
 from medgate.careguard.categories import CRISIS_GUIDANCE
+from medgate.careguard.gate import CareGuardGate
 from medgate.cli import careguard as care_cli
 from medgate.config import load_config
 from medgate.errors import InputError

@@ -10,27 +10,20 @@ import pytest
 
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
-from medgate.careguard import (
-    CareGuardGate,
-    Controller,
-    Evaluator,
-    Evaluators,
-    Generator,
-    Judge,
-    RiskCategory,
-    screening_payload,
-)
+from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge, RiskCategory
 from medgate.careguard.categories import (
     CRISIS_GUIDANCE,
     EMERGENCY_GUIDANCE,
     HARMFUL_REFUSAL,
     SAFE_REFUSAL,
 )
+from medgate.careguard.gate import CareGuardGate, screening_questions
 from medgate.claims import MEDICAL_DISCLAIMER, apply_disclaimer
 from medgate.config import CareGuardConfig
 from medgate.errors import ModelError
 from medgate.events import Event, EventKind
 from medgate.records import Case, Status
+from tests.unit.stage_reports import careguard_report
 
 PREGNANT = "Can I take ibuprofen while pregnant?"
 ANSWERS = {
@@ -111,11 +104,11 @@ def test_missing_context_returns_typed_screening_questions() -> None:
     rig = Rig()
     verdict = rig.gate().check(Case(question=PREGNANT), rig.events.append)
     assert verdict.status is Status.NEEDS_CONTEXT
-    questions = screening_payload(verdict)
-    fields = [q["field"] for q in questions]
+    questions = screening_questions(verdict)
+    fields = [q.field for q in questions]
     assert fields[0] == "pregnancy_stage"
     assert set(fields) <= {"pregnancy_stage", "age_group", "other_medications", "allergies"}
-    assert all(len(q["options"]) >= 3 for q in questions)
+    assert all(len(q.options) >= 3 for q in questions)
     assert verdict.answer is not None and "trimester" in verdict.answer.lower()
     assert rig.generator_model.calls == []  # nothing is generated before the context is known
     assert rig.kinds() == [EventKind.TRIAGE, EventKind.DECISION]
@@ -132,9 +125,9 @@ def test_resume_with_answers_releases_a_safe_answer_with_disclaimer() -> None:
     assert "Second trimester" in prompt
     kinds = rig.kinds()
     assert kinds[0] is EventKind.TRIAGE and kinds[-1] is EventKind.DECISION
-    assert {EventKind.ANSWER, EventKind.SIGNALS, EventKind.SAFETY} <= set(kinds)
-    stages = {e.stage for e in rig.events if e.kind is EventKind.SAFETY}
-    assert stages == {"claims", "careguard"}
+    assert {EventKind.ANSWER, EventKind.SIGNALS, EventKind.CLAIMS, EventKind.SAFETY} <= set(kinds)
+    assert {e.stage for e in rig.events if e.kind is EventKind.CLAIMS} == {"claims"}
+    assert {e.stage for e in rig.events if e.kind is EventKind.SAFETY} == {"careguard"}
     assert verdict.signals["perplexity"].value == pytest.approx(1 - 2.718281828**-0.05, 1e-6)
 
 
@@ -147,11 +140,9 @@ def test_self_harm_short_circuits_to_crisis_guidance_without_any_model_call() ->
     assert "988" in verdict.answer and "emergency" in verdict.answer
     assert "mg" not in verdict.answer and "mcg" not in verdict.answer
     assert rig.controller_model.calls == [] and rig.generator_model.calls == []
-    triage = verdict.trace.stages["careguard"]["triage"]
-    assert triage["category"] == "self_harm"
-    assert any(
-        e["rule"] == "lethal amount" or e["category"] == "self_harm" for e in triage["evidence"]
-    )
+    triage = careguard_report(verdict).triage
+    assert triage.category == "self_harm"
+    assert any(e.rule == "lethal amount" or e.category == "self_harm" for e in triage.evidence)
     assert rig.kinds() == [EventKind.TRIAGE, EventKind.DECISION]
 
 
@@ -169,7 +160,7 @@ def test_model_can_raise_but_never_lower_the_category() -> None:
     rig = Rig('{"category": "emergency", "evidence": "stiff neck"}')
     verdict = rig.gate().check(Case(question="I have a fever and a stiff neck, is that the flu?"))
     assert verdict.status is Status.BLOCKED
-    assert verdict.trace.stages["careguard"]["outcome"] == "emergency_guidance"
+    assert careguard_report(verdict).outcome == "emergency_guidance"
 
 
 @pytest.mark.parametrize(
@@ -188,7 +179,7 @@ def test_an_unquoted_emergency_or_self_harm_finding_fails_safe(
     verdict = rig.gate().check(Case(question=question))
     assert verdict.status is Status.BLOCKED
     assert verdict.answer is not None and verdict.answer.startswith(guidance)
-    assert verdict.trace.stages["careguard"]["outcome"] == outcome
+    assert careguard_report(verdict).outcome == outcome
     assert rig.generator_model.calls == []
 
 
@@ -213,9 +204,9 @@ def test_a_model_category_without_its_evidence_is_ignored(reply: str, why: str) 
     rig.hra(verdict_json(1))
     verdict = rig.gate().check(Case(question="What foods are high in fiber?"))
     assert verdict.status is Status.RELEASED
-    triage = verdict.trace.stages["careguard"]["triage"]
-    assert triage["categories"] == ["general_information"]
-    assert why in triage["model_error"]
+    triage = careguard_report(verdict).triage
+    assert triage.categories == ["general_information"]
+    assert why in triage.model_error
 
 
 def test_switching_model_short_circuits_off_ignores_the_finding() -> None:
@@ -262,7 +253,7 @@ def test_text_addressed_to_the_model_is_refused_before_any_model_reads_it(case: 
     verdict = rig.gate().check(case, rig.events.append)
     assert verdict.status is Status.BLOCKED
     assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
-    assert verdict.trace.stages["careguard"]["outcome"] == "blocked_injection"
+    assert careguard_report(verdict).outcome == "blocked_injection"
     assert "addressed to the model" in verdict.reason
     assert rig.controller_model.calls == [] and rig.generator_model.calls == []
     assert rig.kinds() == [EventKind.DECISION]
@@ -283,15 +274,15 @@ def test_refine_then_release_feeds_the_evaluators_findings_back() -> None:
     assert verdict.status is Status.REFINED
     assert verdict.answer is not None and verdict.answer.startswith(SAFE_TEXT)
     assert len(rig.generator_prompts) == 2
-    rounds = verdict.trace.stages["careguard"]["rounds"]
-    assert [r["passed"] for r in rounds] == [False, True]
-    assert rounds[0]["sra"]["rule_findings"]  # the dose rule fired as well as the judge
+    rounds = careguard_report(verdict).rounds
+    assert [r.passed for r in rounds] == [False, True]
+    assert rounds[0].sra.rule_findings  # the dose rule fired as well as the judge
     # The second draft is asked with the judge's reason and the rule finding as corrections.
     assert "gives a dose to a pregnant patient" not in rig.generator_prompts[0]
     assert "gives a dose to a pregnant patient" in rig.generator_prompts[1]
     assert "remove every number and dose" in rig.generator_prompts[1]
     decision = next(e for e in rig.events if e.kind is EventKind.DECISION)
-    assert decision.data["status"] == "refined"
+    assert decision.data.status == "refined"
 
 
 def test_refinement_exhausted_blocks_with_a_safe_refusal() -> None:
@@ -304,7 +295,7 @@ def test_refinement_exhausted_blocks_with_a_safe_refusal() -> None:
     verdict = rig.gate().check(resumed())
     assert verdict.status is Status.BLOCKED
     assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
-    assert len(verdict.trace.stages["careguard"]["rounds"]) == 4  # first draft + 3 refinements
+    assert len(careguard_report(verdict).rounds) == 4  # first draft + 3 refinements
     assert len(rig.generator_model.calls) == 4
     # The last draft is kept for a reviewer, as it would have been shown.
     assert verdict.held_back is not None
@@ -338,8 +329,8 @@ def test_a_failed_or_garbled_evaluator_counts_as_highest_risk(bad: object) -> No
     verdict = rig.gate(max_refinements=1).check(resumed())
     assert verdict.status is Status.BLOCKED
     assert verdict.answer is not None and SAFE_TEXT not in verdict.answer
-    rounds = verdict.trace.stages["careguard"]["rounds"]
-    assert all(r["hra"]["score"] == 5 and r["hra"]["judge_score"] is None for r in rounds)
+    rounds = careguard_report(verdict).rounds
+    assert all(r.hra.score == 5 and r.hra.judge_score is None for r in rounds)
     assert any(e.startswith("hra") for e in verdict.trace.errors)
 
 
@@ -347,7 +338,7 @@ def test_sra_raising_is_not_released_either() -> None:
     rig = Rig().drafts(SAFE_TEXT).sra(RuntimeError("boom")).hra(verdict_json(1))
     verdict = rig.gate(max_refinements=0).check(resumed())
     assert verdict.status is Status.BLOCKED
-    assert verdict.trace.stages["careguard"]["rounds"][0]["sra"]["score"] == 5
+    assert careguard_report(verdict).rounds[0].sra.score == 5
 
 
 def test_dose_in_a_no_dose_category_is_caught_even_if_the_judge_passes_it() -> None:
@@ -355,8 +346,8 @@ def test_dose_in_a_no_dose_category_is_caught_even_if_the_judge_passes_it() -> N
     rig.sra(verdict_json(1)).hra(verdict_json(1))
     verdict = rig.gate(max_refinements=0).check(resumed())
     assert verdict.status is Status.BLOCKED
-    sra = verdict.trace.stages["careguard"]["rounds"][0]["sra"]
-    assert sra["judge_score"] == 1 and sra["score"] == 4
+    sra = careguard_report(verdict).rounds[0].sra
+    assert sra.judge_score == 1 and sra.score == 4
 
 
 def test_generator_failure_blocks_and_is_in_the_trace() -> None:
@@ -375,8 +366,8 @@ def test_harmful_request_asks_nothing_and_a_non_refusal_is_blocked() -> None:
     verdict = rig.gate(max_refinements=0).check(Case(question=q))
     assert verdict.status is Status.BLOCKED
     assert verdict.answer is not None and verdict.answer.startswith(HARMFUL_REFUSAL)
-    triage = verdict.trace.stages["careguard"]["triage"]
-    assert triage["category"] == RiskCategory.HARMFUL_REQUEST.value and triage["questions"] == []
+    triage = careguard_report(verdict).triage
+    assert triage.category == RiskCategory.HARMFUL_REQUEST.value and triage.questions == []
 
 
 def test_without_sra_the_sra_is_marked_not_run() -> None:
@@ -393,9 +384,9 @@ def test_a_failing_hra_judge_is_not_blended_into_a_pass_by_confident_signals() -
     rig = Rig().drafts(SAFE_TEXT).sra(verdict_json(1)).hra(verdict_json(3, "A doubtful claim."))
     verdict = rig.gate(max_refinements=0).check(resumed())
     assert verdict.status is Status.BLOCKED
-    hra = verdict.trace.stages["careguard"]["rounds"][0]["hra"]
-    assert hra["judge_score"] == 3 and hra["score"] == 3
-    assert hra["components"]["base"] == pytest.approx(2.429, abs=0.001)
+    hra = careguard_report(verdict).rounds[0].hra
+    assert hra.judge_score == 3 and hra.score == 3
+    assert hra.components["base"] == pytest.approx(2.429, abs=0.001)
 
 
 class _Held:
@@ -434,8 +425,8 @@ def test_the_evaluator_timeout_bounds_the_wait_and_the_late_reply_is_ignored() -
         held.release.set()
     assert held.finished.wait(timeout=60)
     assert verdict.status is Status.BLOCKED
-    hra = verdict.trace.stages["careguard"]["rounds"][0]["hra"]
-    assert hra["score"] == 5 and "timed out" in hra["error"]
+    hra = careguard_report(verdict).rounds[0].hra
+    assert hra.score == 5 and "timed out" in hra.error
 
 
 def test_a_question_cannot_close_the_quote_around_it() -> None:

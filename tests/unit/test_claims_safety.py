@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 from medgate.claims import (
     MEDICAL_DISCLAIMER,
     SafetyVerdict,
@@ -10,7 +12,7 @@ from medgate.claims import (
     disclaimer_present,
     uncited_flags,
 )
-from medgate.events import EventKind
+from medgate.events import EVENTS, ClaimsEvent, EventKind
 
 
 def test_high_severity_uncited_claim_is_unsafe() -> None:
@@ -71,15 +73,24 @@ def test_apply_disclaimer_always_and_once() -> None:
     assert disclaimer_present(MEDICAL_DISCLAIMER)
 
 
-def test_to_event_is_a_safety_event_from_claims() -> None:
+def test_a_check_streams_as_a_claims_event_that_reads_back_typed() -> None:
     result = check_report("Warfarin is contraindicated in pregnancy.")
-    event = result.to_event()
-    assert event.kind is EventKind.SAFETY and event.stage == "claims"
-    assert event.data["verdict"] == "unsafe"
-    assert event.data["flags"][0]["claim_type"] == "contraindication"
-    assert event.data["disclaimer"] == MEDICAL_DISCLAIMER
-    # the event round-trips as JSON
-    assert type(event).model_validate_json(event.model_dump_json()) == event
+    event = ClaimsEvent(stage="claims", data=result)
+    assert event.kind is EventKind.CLAIMS
+    wire = json.loads(event.model_dump_json())
+    assert wire["data"]["verdict"] == "unsafe"
+    assert wire["data"]["flags"][0]["claim_type"] == "contraindication"
+    assert wire["data"]["disclaimer"] == MEDICAL_DISCLAIMER
+    # read back from JSON, it is the same typed event and check
+    (back,) = EVENTS.validate_json(f"[{event.model_dump_json()}]")
+    assert back == event and isinstance(back, ClaimsEvent)
+
+
+def test_a_stored_claims_check_of_the_old_safety_kind_reads_as_a_claims_event() -> None:
+    result = check_report("Warfarin is contraindicated in pregnancy.")
+    old = {"kind": "safety", "stage": "claims", "data": result.model_dump(mode="json")}
+    (back,) = EVENTS.validate_python([old])
+    assert isinstance(back, ClaimsEvent) and back.data == result
 
 
 def test_reference_list_is_scored_not_scanned_for_claims() -> None:

@@ -10,7 +10,8 @@ from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
 from medgate.config import RevertRule, SuccessRule
 from medgate.events import Event, EventKind
-from medgate.hrs import HRSGate, ModelOrchestrator, Outcome, decide
+from medgate.hrs import ModelOrchestrator, Outcome, decide
+from medgate.hrs.gate import HRSGate
 from medgate.hrs.rarity import RarityCentroid
 from medgate.records import Case, LabelSet, Status
 
@@ -26,6 +27,7 @@ from .hrs_helpers import (
     fresh_facts,
     hrs_config,
 )
+from .stage_reports import hrs_report
 
 CASE = Case(question="Does drug X reduce mortality?", context="A trial of drug X.")
 
@@ -39,9 +41,9 @@ def test_confident_baseline_is_released_without_the_orchestrator() -> None:
     verdict = gate.check(CASE)
     assert verdict.status is Status.RELEASED
     assert verdict.answer == "yes"
-    report = verdict.trace.stages["hrs"]
-    assert report["decision"]["outcome"] == Outcome.GATE
-    assert len(report["trajectory"]["iterations"]) == 1
+    report = hrs_report(verdict)
+    assert report.decision.outcome == Outcome.GATE
+    assert len(report.trajectory.iterations) == 1
 
 
 def test_success_at_round_two_is_refined() -> None:
@@ -53,12 +55,12 @@ def test_success_at_round_two_is_refined() -> None:
     verdict = HRSGate(model, orch, hrs_config()).check(CASE)
     assert verdict.status is Status.REFINED
     assert verdict.answer == "yes"
-    decision = verdict.trace.stages["hrs"]["decision"]
-    assert decision["iteration"] == 2 and decision["outcome"] == Outcome.SUCCESS
-    last = verdict.trace.stages["hrs"]["trajectory"]["iterations"][-1]
+    decision = hrs_report(verdict).decision
+    assert decision.iteration == 2 and decision.outcome == Outcome.SUCCESS
+    last = hrs_report(verdict).trajectory.iterations[-1]
     # Knowledge accumulates in its own block and keeps its source.
-    assert [f["text"] for f in last["knowledge"]] == ["fact one", "fact two"]
-    assert all(f["source"] == "model:orch" for f in last["knowledge"])
+    assert [f.text for f in last.knowledge] == ["fact one", "fact two"]
+    assert all(f.source == "model:orch" for f in last.knowledge)
 
 
 def test_question_is_never_rewritten() -> None:
@@ -73,7 +75,7 @@ def test_abstain_escalates() -> None:
     verdict = gate.check(CASE)
     assert verdict.status is Status.ESCALATED
     assert verdict.answer is None
-    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.ABSTAIN
+    assert hrs_report(verdict).decision.outcome == Outcome.ABSTAIN
 
 
 def test_an_escalation_keeps_the_baseline_answer_for_the_clinician() -> None:
@@ -114,15 +116,15 @@ def test_k_exhausted_escalates_after_k_rounds() -> None:
     orch = orchestrator(fresh_facts(), repeat=True)
     verdict = HRSGate(model, orch, hrs_config(max_iterations=3)).check(CASE)
     assert verdict.status is Status.ESCALATED
-    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.EXHAUSTED
-    assert len(verdict.trace.stages["hrs"]["trajectory"]["iterations"]) == 4
+    assert hrs_report(verdict).decision.outcome == Outcome.EXHAUSTED
+    assert len(hrs_report(verdict).trajectory.iterations) == 4
 
 
 def test_label_flip_escalates_by_default() -> None:
     model = answerer({"fact": completion(CONFIDENT_NO)}, completion(UNSURE))
     verdict = HRSGate(model, orchestrator(continue_reply("fact")), hrs_config()).check(CASE)
     assert verdict.status is Status.ESCALATED
-    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.LABEL_FLIP
+    assert hrs_report(verdict).decision.outcome == Outcome.LABEL_FLIP
 
 
 def test_label_flip_accepted_when_configured() -> None:
@@ -140,7 +142,7 @@ def test_unparsable_orchestrator_reply_escalates(reply: str) -> None:
     gate = HRSGate(answerer({}, completion(UNSURE)), orchestrator(reply), hrs_config())
     verdict = gate.check(CASE)
     assert verdict.status is Status.ESCALATED
-    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.ERROR
+    assert hrs_report(verdict).decision.outcome == Outcome.ERROR
     assert "orchestrator" in verdict.trace.errors[0]
 
 
@@ -198,16 +200,16 @@ def test_events_stream_in_order_and_end_with_the_decision() -> None:
         EventKind.SIGNALS,
         EventKind.DECISION,
     ]
-    assert seen[2].data["injected"][0]["text"] == "fact"
+    assert seen[2].data.injected[0].text == "fact"
 
 
 def test_rarity_is_not_computed_without_a_centroid() -> None:
     model = answerer({}, completion(CONFIDENT)).script_embedding(CASE.question, [1.0, 0.0])
     cfg = hrs_config(signals=["entropy", "perplexity", "ambiguity", "rarity", "token_length"])
     verdict = HRSGate(model, orchestrator(), cfg).check(CASE)
-    rarity = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]["signals"]["rarity"]
-    assert rarity["value"] is None
-    assert "fit-rarity" in rarity["note"]
+    rarity = hrs_report(verdict).trajectory.iterations[0].signals["rarity"]
+    assert rarity.value is None
+    assert "fit-rarity" in rarity.note
 
 
 def test_rarity_with_a_centroid() -> None:
@@ -222,8 +224,8 @@ def test_rarity_with_a_centroid() -> None:
     )
     cfg = hrs_config(signals=["entropy", "rarity"])
     verdict = HRSGate(model, orchestrator(), cfg, centroid).check(CASE)
-    rarity = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]["signals"]["rarity"]
-    assert rarity["value"] == pytest.approx(0.2928932)
+    rarity = hrs_report(verdict).trajectory.iterations[0].signals["rarity"]
+    assert rarity.value == pytest.approx(0.2928932)
 
 
 def test_signals_are_in_unit_interval_and_ambiguity_sees_sample_disagreement() -> None:
@@ -235,10 +237,10 @@ def test_signals_are_in_unit_interval_and_ambiguity_sees_sample_disagreement() -
         completion(CONFIDENT_NO),
     )
     verdict = HRSGate(model, orchestrator(), hrs_config()).check(CASE)
-    signals = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]["signals"]
-    assert all(0.0 <= s["value"] <= 1.0 for s in signals.values())
-    assert signals["ambiguity"]["value"] > 0.3
-    assert signals["token_length"]["value"] == pytest.approx(10 / 50)
+    signals = hrs_report(verdict).trajectory.iterations[0].signals
+    assert all(0.0 <= s.value <= 1.0 for s in signals.values())
+    assert signals["ambiguity"].value > 0.3
+    assert signals["token_length"].value == pytest.approx(10 / 50)
 
 
 def test_repeated_facts_are_injected_once_and_a_stall_escalates() -> None:
@@ -246,6 +248,6 @@ def test_repeated_facts_are_injected_once_and_a_stall_escalates() -> None:
     orch = orchestrator(continue_reply("fact", "Fact "), continue_reply("fact"))
     verdict = HRSGate(model, orch, hrs_config()).check(CASE)
     assert verdict.status is Status.ESCALATED
-    hrs = verdict.trace.stages["hrs"]
-    assert hrs["decision"]["outcome"] == Outcome.STALLED
-    assert [f["text"] for f in hrs["trajectory"]["iterations"][-1]["knowledge"]] == ["fact"]
+    hrs = hrs_report(verdict)
+    assert hrs.decision.outcome == Outcome.STALLED
+    assert [f.text for f in hrs.trajectory.iterations[-1].knowledge] == ["fact"]

@@ -12,11 +12,13 @@ from medgate.backends.base import ChatMessage, Completion, renormalise
 from medgate.backends.fake import FakeModel
 from medgate.config import SuccessRule
 from medgate.errors import ContextOverflowError
-from medgate.hrs import HRSGate, ModelOrchestrator, Outcome, decide
+from medgate.hrs import ModelOrchestrator, Outcome, decide
 from medgate.hrs.decision import Iteration, Trajectory
 from medgate.hrs.fitting import GAP, select_sentences
+from medgate.hrs.gate import HRSGate
 from medgate.hrs.signals import ModelRun, PerplexitySignal, SignalContext
 from medgate.records import Case, SignalValue, Status
+from tests.unit.stage_reports import hrs_report
 
 from .hrs_helpers import CONFIDENT, SURE_TOKENS, UNSURE, answerer, completion, hrs_config
 
@@ -60,7 +62,7 @@ def test_nan_log_probabilities_are_escalated_not_released() -> None:
     model = FakeModel("answerer").script_completion("Question:", nan_completion, repeat=True)
     verdict = HRSGate(model, orchestrator(), hrs_config()).check(CASE)
     assert verdict.status is Status.ESCALATED
-    assert verdict.trace.stages["hrs"]["decision"]["outcome"] == Outcome.UNRELIABLE
+    assert hrs_report(verdict).decision.outcome == Outcome.UNRELIABLE
     assert "perplexity" in verdict.reason and "not a finite number" in verdict.reason
     assert verdict.signals["perplexity"].value is None
 
@@ -95,7 +97,7 @@ def test_little_probability_on_the_labels_is_never_released() -> None:
     verdict = HRSGate(answerer({}, low), orchestrator(), hrs_config()).check(CASE)
     assert verdict.status is Status.ESCALATED
     assert "0.001" in verdict.reason and "allowed labels" in verdict.reason
-    assert verdict.trace.stages["hrs"]["decision"]["decided_by"] == ["min_label_mass"]
+    assert hrs_report(verdict).decision.decided_by == ["min_label_mass"]
     # The same answer with its mass on the labels is released, and so is one whose backend
     # does not report the mass.
     for mass in (0.9, None):
@@ -106,13 +108,13 @@ def test_little_probability_on_the_labels_is_never_released() -> None:
 def test_the_verdict_names_the_thresholds_that_decided_and_their_origin() -> None:
     cfg = hrs_config(gate_e=0.5)
     verdict = HRSGate(answerer({}, completion(CONFIDENT)), orchestrator(), cfg).check(CASE)
-    report = verdict.trace.stages["hrs"]
-    assert report["decision"]["decided_by"] == ["min_label_mass", "gate_e", "gate_p"]
-    assert report["thresholds"]["gate_e"] == {
+    report = hrs_report(verdict)
+    assert report.decision.decided_by == ["min_label_mass", "gate_e", "gate_p"]
+    assert report.thresholds["gate_e"].model_dump(mode="json") == {
         "value": 0.5,
         "origin": {"source": "configured", "artifact": None, "sha256": None},
     }
-    assert report["thresholds"]["gate_p"]["origin"]["source"] == "default"
+    assert report.thresholds["gate_p"].origin.source == "default"
 
 
 # -- fitting a long context into the window -------------------------------------------------
@@ -137,10 +139,10 @@ def test_a_context_too_long_for_the_window_is_cut_by_relevance() -> None:
         Case(question=CASE.question, context=context)
     )
     assert verdict.status is Status.RELEASED
-    iteration = verdict.trace.stages["hrs"]["trajectory"]["iterations"][0]
-    fit = iteration["context_fit"]
-    assert fit["original_chars"] == len(context) and fit["kept_chars"] < len(context)
-    assert fit["sentences"] == 21 and 0 < fit["kept_sentences"] < 21
+    iteration = hrs_report(verdict).trajectory.iterations[0]
+    fit = iteration.context_fit
+    assert fit.original_chars == len(context) and fit.kept_chars < len(context)
+    assert fit.sentences == 21 and 0 < fit.kept_sentences < 21
     prompt = model.calls[-1][1]
     assert RELEVANT in prompt and prompt.endswith(f"Question: {CASE.question}")
 

@@ -7,19 +7,22 @@ import json
 
 import pytest
 
-from medgate.events import Event, EventKind
-from medgate.records import Case, LabelSet, Status, Verdict
+from medgate.events import ClaimsEvent, Event, EventKind
+from medgate.records import Case, LabelSet, Status
 from medgate.redaction import (
     ESCALATED_REASON,
     FAILED_STEP,
     Audience,
     ClientVerdict,
+    EventView,
     client_event,
     client_verdict,
+    client_view,
     released_safety,
     scope_event,
     scope_verdict,
 )
+from medgate.verdict import Verdict
 from tests.unit.server.service_gate import (
     BLOCKED,
     BLOCKED_DRAFT,
@@ -99,8 +102,9 @@ def test_a_blocked_careguard_case_shows_the_refusal_but_no_draft() -> None:
         "hra": {"evaluator": "hra", "score": 2, "ran": True},
         "passed": False,
     }
-    claims = [e.data for e in safety if e is not None and e.stage == "claims"]
-    assert claims[0]["high_severity_count"] == 1 and "flags" not in claims[0]
+    claims = [client_event(e) for e in events if e.kind is EventKind.CLAIMS]
+    assert claims[0] is not None and claims[0].stage == "claims"
+    assert claims[0].data["high_severity_count"] == 1 and "flags" not in claims[0].data
     assert released_safety(verdict, events) is None
 
 
@@ -121,11 +125,10 @@ def test_a_released_answer_comes_with_the_flags_of_that_answer() -> None:
 def test_flags_of_a_draft_that_was_not_released_never_reach_the_asker() -> None:
     verdict, events = run(Case(question=GENERAL))
     # A claims check of another draft emitted last: its flag quotes text never released.
-    stale = next(e for e in events if e.kind is EventKind.SAFETY and e.stage == "claims")
-    flags = [{**stale.data["flags"][0], "sentence": BLOCKED_DRAFT}]
-    safety = released_safety(
-        verdict, [*events, stale.model_copy(update={"data": {**stale.data, "flags": flags}})]
-    )
+    stale = next(e for e in events if isinstance(e, ClaimsEvent))
+    flags = [stale.data.flags[0].model_copy(update={"sentence": BLOCKED_DRAFT})]
+    other = stale.model_copy(update={"data": stale.data.model_copy(update={"flags": flags})})
+    safety = released_safety(verdict, [*events, other])
     assert safety is not None and safety["flags"] == []
 
 
@@ -145,27 +148,29 @@ def test_guidance_the_gate_wrote_itself_is_shown(case: Case) -> None:
 def test_reviewers_see_everything() -> None:
     verdict, events = run(ESCALATED)
     assert scope_verdict(verdict, Audience.REVIEWER) is verdict
-    assert all(scope_event(e, Audience.REVIEWER) is e for e in events)
+    for event in events:
+        whole = scope_event(event, Audience.REVIEWER)
+        assert whole is not None and whole.model_dump() == event.model_dump(mode="json")
     assert isinstance(scope_verdict(verdict, Audience.ASKER), ClientVerdict)
 
 
 def test_the_asker_views_are_allow_lists() -> None:
     """A field a gate adds later stays hidden until it is named in medgate.redaction."""
-    triage = Event(
+    triage = EventView(
         kind=EventKind.TRIAGE,
         stage="careguard",
         data={"category": "general_information", "categories": ["general_information"], "new": "x"},
     )
-    assert client_event(triage) == triage.model_copy(
+    assert client_view(triage) == triage.model_copy(
         update={"data": {"category": "general_information", "categories": ["general_information"]}}
     )
     # A nested record under an allowed scalar key is not passed through either.
-    nested = Event(kind=EventKind.TRIAGE, stage="s", data={"category": {"draft": "text"}})
-    assert client_event(nested) is not None and client_event(nested).data == {}  # type: ignore[union-attr]
-    error = Event(kind=EventKind.ERROR, stage="hrs", data={"error": f"bad reply {BLOCKED_DRAFT!r}"})
-    assert client_event(error) == error.model_copy(update={"data": {"error": FAILED_STEP}})
-    decision = Event(kind=EventKind.DECISION, stage="hrs", data={"answer": "yes"})
-    assert client_event(decision) is None  # the service builds the asker's decision itself
+    nested = EventView(kind=EventKind.TRIAGE, stage="s", data={"category": {"draft": "text"}})
+    assert client_view(nested) is not None and client_view(nested).data == {}  # type: ignore[union-attr]
+    error = EventView(kind=EventKind.ERROR, stage="hrs", data={"error": f"bad {BLOCKED_DRAFT!r}"})
+    assert client_view(error) == error.model_copy(update={"data": {"error": FAILED_STEP}})
+    decision = EventView(kind=EventKind.DECISION, stage="hrs", data={"answer": "yes"})
+    assert client_view(decision) is None  # the service builds the asker's decision itself
     assert set(ClientVerdict.model_fields) == {
         "status",
         "answer",

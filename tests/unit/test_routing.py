@@ -9,13 +9,16 @@ from typing import Any
 import pytest
 
 from medgate.backends.fake import FakeModel
-from medgate.careguard import CareGuardGate, Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, load_config
 from medgate.events import Event, EventKind, EventSink, discard
-from medgate.hrs import HRSGate, ModelOrchestrator
-from medgate.pipeline import PROFILES, build_gate
-from medgate.records import Case, LabelSet, Status, Verdict
-from medgate.routing import PERSONAL_VOICE, Route, RoutingGate, choose_route
+from medgate.hrs import ModelOrchestrator
+from medgate.hrs.gate import HRSGate
+from medgate.pipeline import PROFILES, RoutingGate, build_gate
+from medgate.records import Case, LabelSet, Status
+from medgate.routing import PERSONAL_VOICE, Route, RouteChoice, choose_route
+from medgate.verdict import Verdict
 
 from .hrs_helpers import CONFIDENT, completion, hrs_config
 
@@ -98,13 +101,13 @@ def test_a_patient_question_never_gets_a_bare_yes() -> None:
     rig = Rig()
     verdict = rig.check(Case(question=TODDLER))
     assert rig.answerer.calls == []  # the yes/no gate never saw it
-    assert verdict.trace.stages["route"]["route"] == "careguard"
+    assert verdict.trace.stages["route"].route is Route.PATIENT
     assert verdict.status is not Status.RELEASED
     assert verdict.answer is not None
     assert verdict.answer.strip().lower() not in {"yes", "no", "maybe"}
     assert "careguard" in verdict.trace.stages
     assert rig.events[0].kind is EventKind.ROUTE
-    assert rig.events[0].data["route"] == "careguard"
+    assert rig.events[0].data.route is Route.PATIENT
     assert rig.events[-1].kind is EventKind.DECISION
 
 
@@ -114,10 +117,10 @@ def test_a_closed_research_question_goes_to_hrs() -> None:
     verdict = rig.check(case)
     assert verdict.status is Status.RELEASED and verdict.answer == "yes"
     assert verdict.case.labels is None  # echoed as sent; HRS answered over yes/no/maybe
-    assert verdict.trace.stages["route"] == {
-        "route": "hrs",
-        "why": "research question with a context to answer from",
-    }
+    assert verdict.trace.stages["route"] == RouteChoice(
+        route=Route.RESEARCH, why="research question with a context to answer from"
+    )
+    assert list(verdict.trace.stages) == ["route", "hrs"]  # in the order the stages ran
     assert all(m.calls == [] for m in rig.careguard_models)
     assert [e.kind for e in rig.events][:2] == [EventKind.ROUTE, EventKind.ANSWER]
 
@@ -132,7 +135,7 @@ def test_a_gate_that_raises_is_escalated_with_the_route_kept() -> None:
     verdict = gate.check(Case(question="q?", labels=LabelSet.YES_NO), events.append)
     assert verdict.status is Status.ESCALATED and verdict.answer is None
     assert verdict.trace.errors == ["hrs gate raised RuntimeError: answerer crashed"]
-    assert verdict.trace.stages["route"]["route"] == "hrs"
+    assert verdict.trace.stages["route"].route is Route.RESEARCH
     assert [e.kind for e in events] == [EventKind.ROUTE, EventKind.ERROR]
 
 

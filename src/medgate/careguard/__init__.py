@@ -5,12 +5,14 @@ evaluation, bounded refinement and safe refusal, for open patient-facing questio
     from medgate.pipeline import build_gate
     gate = build_gate(load_config(profile="careguard"))
     verdict = gate.check(Case(question="Can I take ibuprofen while pregnant?"))
+
+The room's records and parts are here; the gate is :class:`medgate.careguard.gate.CareGuardGate`
+(assembled by :mod:`medgate.careguard.build`), which sits above them and above
+:mod:`medgate.verdict`.
 """
 
-from medgate.careguard.build import build_careguard, build_full
 from medgate.careguard.categories import Evidence, RiskCategory, match_rules
 from medgate.careguard.evaluators import Evaluators, Judge, JudgeReply
-from medgate.careguard.gate import CareGuardGate, screening_payload
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import (
     Assessment,
@@ -26,7 +28,6 @@ from medgate.careguard.triage import Controller
 
 __all__ = [
     "Assessment",
-    "CareGuardGate",
     "CareGuardReport",
     "ContextField",
     "Controller",
@@ -43,8 +44,5 @@ __all__ = [
     "Round",
     "ScreeningQuestion",
     "Triage",
-    "build_careguard",
-    "build_full",
     "match_rules",
-    "screening_payload",
 ]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from medgate.backends.pool import ModelPool
 from medgate.careguard.evaluators import Evaluators, Judge
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
@@ -11,9 +10,6 @@ from medgate.careguard.records import Evaluator
 from medgate.careguard.triage import Controller
 from medgate.claims import build_claims_checker
 from medgate.config import MedgateConfig
-
-if TYPE_CHECKING:
-    from medgate.pipeline import ModelPool
 
 
 def build_careguard(
@@ -27,7 +23,11 @@ def build_careguard(
     cg = config.careguard
     controller = None
     if cg.use_controller:
-        model = pool.get(cg.spec("controller", config.model)) if cg.model_triage else None
+        model = (
+            pool.get(cg.spec("controller", config.model), role="controller")
+            if cg.model_triage
+            else None
+        )
         controller = Controller(
             model,
             max_tokens=cg.triage_max_tokens,
@@ -36,7 +36,9 @@ def build_careguard(
         )
     generator_spec = cg.spec("generator", config.model)
     generator_model = (
-        pool.white_box(generator_spec) if require_signals else pool.get(generator_spec)
+        pool.white_box(generator_spec, role="generator")
+        if require_signals
+        else pool.get(generator_spec, role="generator")
     )
     generator = Generator(
         generator_model,
@@ -48,7 +50,7 @@ def build_careguard(
     def judge(kind: Evaluator, on: bool) -> Judge | None:
         if not on:
             return None
-        model = pool.get(cg.spec(kind.value, config.model))
+        model = pool.get(cg.spec(kind.value, config.model), role=kind.value)
         return Judge(kind, model, max_tokens=cg.judge_max_tokens, seed=cg.seed)
 
     evaluators = Evaluators(

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import Field
 
 from medgate.careguard.categories import RiskCategory
-from medgate.careguard.records import Outcome
+from medgate.careguard.records import CareGuardReport, Outcome
 from medgate.careguard.scoring import (
     NO_DOSE_CATEGORIES,
     gives_go_ahead,
@@ -38,7 +38,8 @@ from medgate.careguard.scoring import (
     states_dose,
 )
 from medgate.claims.safety_check import DISCLAIMER_SEPARATOR
-from medgate.records import Record, Status, Verdict
+from medgate.records import Record, Status
+from medgate.verdict import Verdict
 
 EMERGENCY_SERVICES = re.compile(
     r"\b(?:911|112|999|988|emergency (?:services|number|department|room))\b", re.IGNORECASE
@@ -138,21 +139,21 @@ def correct_outcome(
 def score_item(
     item: EvalItem, config: str, verdict: Verdict, asked: list[str], seconds: float
 ) -> ItemResult:
-    stage: dict[str, Any] = verdict.trace.stages.get("careguard") or {}
-    triage = stage.get("triage") or {}
+    report = verdict.trace.report(CareGuardReport)
+    triaged = [c.value for c in report.triage.categories] if report and report.triage else []
     rounds = [
         RoundScores(
-            sra=r["sra"]["score"],
-            hra=r["hra"]["score"],
-            sra_judge=r["sra"]["judge_score"],
-            hra_judge=r["hra"]["judge_score"],
-            passed=r["passed"],
+            sra=r.sra.score,
+            hra=r.hra.score,
+            sra_judge=r.sra.judge_score,
+            hra_judge=r.hra.judge_score,
+            passed=r.passed,
         )
-        for r in stage.get("rounds") or []
+        for r in (report.rounds if report else [])
     ]
     shown = shown_text(verdict.answer)
-    outcome = str(stage.get("outcome", "error"))
-    found = violations(item.category, verdict.status, shown, triage.get("categories") or [])
+    outcome = report.outcome.value if report else "error"
+    found = violations(item.category, verdict.status, shown, triaged)
     return ItemResult(
         id=item.id,
         dataset=item.dataset,
@@ -163,7 +164,7 @@ def score_item(
         question=item.question if item.dataset == "patient" else "",
         status=verdict.status,
         outcome=outcome,
-        triage_categories=list(triage.get("categories") or []),
+        triage_categories=triaged,
         asked=asked,
         rounds=rounds,
         shown=shown,

@@ -24,7 +24,6 @@ Whatever is shown carries the claims layer's disclaimer.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from medgate.careguard.categories import (
     CRISIS_GUIDANCE,
@@ -36,7 +35,15 @@ from medgate.careguard.categories import (
 )
 from medgate.careguard.evaluators import Evaluators
 from medgate.careguard.generator import Generator
-from medgate.careguard.records import Assessment, CareGuardReport, Outcome, Round, Triage
+from medgate.careguard.records import (
+    Assessment,
+    CareGuardReport,
+    ClaimsReview,
+    Outcome,
+    Round,
+    Triage,
+)
+from medgate.careguard.screening import ScreeningQuestion
 from medgate.careguard.triage import Controller, no_triage
 from medgate.claims import (
     CitationVerifier,
@@ -50,20 +57,27 @@ from medgate.claims import (
     apply_disclaimer,
 )
 from medgate.config import CareGuardConfig
-from medgate.events import Event, EventKind, EventSink, discard
-from medgate.injection import describe, find_injections
-from medgate.records import (
-    Case,
-    HeldBackAnswer,
-    SignalValue,
-    Status,
-    Timing,
-    Trace,
-    Usage,
-    Verdict,
+from medgate.events import (
+    AnswerEvent,
+    ClaimsEvent,
+    DecisionEvent,
+    DraftAnswer,
+    ErrorEvent,
+    EventSink,
+    Failure,
+    GateDecision,
+    JudgeScores,
+    SafetyEvent,
+    SignalsEvent,
+    TriageEvent,
+    discard,
 )
+from medgate.injection import describe, find_injections
+from medgate.records import Case, HeldBackAnswer, SignalValue, Status, Timing, Usage
+from medgate.verdict import Trace, Verdict
 
 STAGE = "careguard"
+CLAIMS_STAGE = "claims"
 
 
 class CareGuardGate:
@@ -103,7 +117,7 @@ class CareGuardGate:
             status, answer, reason = self._run(case, report, events)
         except Exception as exc:  # fail closed on anything unexpected
             errors.append(f"{type(exc).__name__}: {exc}")
-            events(Event(kind=EventKind.ERROR, stage=STAGE, data={"error": errors[-1]}))
+            events(ErrorEvent(stage=STAGE, data=Failure(error=errors[-1])))
             report.outcome = Outcome.ERROR
             status, answer = Status.BLOCKED, apply_disclaimer(SAFE_REFUSAL)
             reason = "a CareGuard stage failed, so the answer is withheld"
@@ -121,16 +135,12 @@ class CareGuardGate:
             trace=self._trace(report, errors, time.perf_counter() - t0),
         )
         events(
-            Event(
-                kind=EventKind.DECISION,
+            DecisionEvent(
                 stage=STAGE,
                 iteration=len(report.rounds) - 1 if report.rounds else None,
-                data={
-                    "status": status.value,
-                    "outcome": report.outcome.value,
-                    "answer": answer,
-                    "reason": reason,
-                },
+                data=GateDecision(
+                    status=status, answer=answer, reason=reason, outcome=report.outcome.value
+                ),
             )
         )
         return verdict
@@ -153,7 +163,7 @@ class CareGuardGate:
             )
         triage = self.controller.triage(case) if self.controller is not None else no_triage()
         report.triage = triage if self.controller is not None else None
-        events(Event(kind=EventKind.TRIAGE, stage=STAGE, data=triage.model_dump(mode="json")))
+        events(TriageEvent(stage=STAGE, data=triage))
 
         urgent = triage.short_circuit
         if urgent is RiskCategory.SELF_HARM:
@@ -183,24 +193,11 @@ class CareGuardGate:
         for iteration in range(self.config.max_refinements + 1):
             draft = self.generator.draft(case, triage, feedback, iteration)
             events(
-                Event(
-                    kind=EventKind.ANSWER,
-                    stage=STAGE,
-                    iteration=iteration,
-                    data={"answer": draft.text},
-                )
+                AnswerEvent(stage=STAGE, iteration=iteration, data=DraftAnswer(answer=draft.text))
             )
-            events(
-                Event(
-                    kind=EventKind.SIGNALS,
-                    stage=STAGE,
-                    iteration=iteration,
-                    data={n: s.model_dump(mode="json") for n, s in draft.signals.items()},
-                )
-            )
+            events(SignalsEvent(stage=STAGE, iteration=iteration, data=dict(draft.signals)))
             claims = self.claims.check(draft.text)
-            claims_event = claims.to_event()
-            events(claims_event.model_copy(update={"iteration": iteration}))
+            events(ClaimsEvent(stage=CLAIMS_STAGE, iteration=iteration, data=claims))
             penalty = 1 if claims.high_severity_count or claims.unresolvable_count else 0
             blocking = blocking_claims(claims)
             sra, hra = self.evaluators.assess(case, triage, draft, penalty)
@@ -217,28 +214,28 @@ class CareGuardGate:
                     draft=draft,
                     sra=sra,
                     hra=hra,
-                    claims={
-                        "is_safe": claims.is_safe,
-                        "high_severity_count": claims.high_severity_count,
-                        "unresolvable_count": claims.unresolvable_count,
-                        "warnings": claims.warnings,
-                        "blocking": [f.sentence for f in blocking],
-                        "errors": claims.errors,
-                    },
+                    claims=ClaimsReview(
+                        is_safe=claims.is_safe,
+                        high_severity_count=claims.high_severity_count,
+                        unresolvable_count=claims.unresolvable_count,
+                        warnings=claims.warnings,
+                        blocking=[f.sentence for f in blocking],
+                        errors=claims.errors,
+                        check=claims,
+                    ),
                     passed=passed,
                 )
             )
             events(
-                Event(
-                    kind=EventKind.SAFETY,
+                SafetyEvent(
                     stage=STAGE,
                     iteration=iteration,
-                    data={
-                        "sra": sra.model_dump(mode="json"),
-                        "hra": hra.model_dump(mode="json"),
-                        "blocking_claims": [f.sentence for f in blocking],
-                        "passed": passed,
-                    },
+                    data=JudgeScores(
+                        sra=sra,
+                        hra=hra,
+                        blocking_claims=[f.sentence for f in blocking],
+                        passed=passed,
+                    ),
                 )
             )
             if passed:
@@ -257,12 +254,8 @@ class CareGuardGate:
         report.outcome = Outcome.EXHAUSTED
         refusal = HARMFUL_REFUSAL if RiskCategory.HARMFUL_REQUEST in triage.categories else None
         last = report.rounds[-1]
-        standing = last.claims.get("blocking") or []
-        claims_note = (
-            f" and {len(standing)} high-severity uncited claim(s)"
-            if isinstance(standing, list) and standing
-            else ""
-        )
+        standing = last.claims.blocking if last.claims is not None else []
+        claims_note = f" and {len(standing)} high-severity uncited claim(s)" if standing else ""
         return (
             Status.BLOCKED,
             apply_disclaimer(refusal or SAFE_REFUSAL),
@@ -305,7 +298,7 @@ class CareGuardGate:
             usage.extend(a.usage for a in (rnd.sra, rnd.hra) if a.usage is not None)
         timings.append(Timing(stage=f"{STAGE}.total", seconds=seconds))
         return Trace(
-            stages={STAGE: report.model_dump(mode="json")},
+            stages={STAGE: report},
             timings=timings,
             usage=usage,
             errors=errors,
@@ -357,9 +350,9 @@ def render_questions(triage: Triage) -> str:
     return "\n".join(lines)
 
 
-def screening_payload(verdict: Verdict) -> list[dict[str, Any]]:
-    """The typed screening questions of a NEEDS_CONTEXT verdict, as JSON-ready dicts."""
-    stage = verdict.trace.stages.get(STAGE) or {}
-    triage = stage.get("triage") or {}
-    questions: list[dict[str, Any]] = triage.get("questions") or []
-    return questions
+def screening_questions(verdict: Verdict) -> list[ScreeningQuestion]:
+    """The typed screening questions of a NEEDS_CONTEXT verdict (none for any other)."""
+    report = verdict.trace.report(CareGuardReport)
+    if report is None or report.triage is None:
+        return []
+    return list(report.triage.questions)

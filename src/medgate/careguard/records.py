@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from medgate.careguard.categories import Evidence, RiskCategory
 from medgate.careguard.screening import ScreeningQuestion
+from medgate.claims.safety_check import SafetyCheck
 from medgate.records import Record, SignalValue, Usage
 
 
@@ -84,6 +86,25 @@ class Assessment(Record):
     usage: Usage | None = None
 
 
+class ClaimsReview(Record):
+    """The claims layer's check of one draft: what the release decision read, and the check."""
+
+    is_safe: bool
+    high_severity_count: int = Field(ge=0)
+    unresolvable_count: int = Field(ge=0)
+    warnings: list[str] = Field(default_factory=list)
+    blocking: list[str] = Field(
+        default_factory=list,
+        description="Sentences with a high-severity uncited claim: these alone stop a release.",
+    )
+    errors: list[str] = Field(default_factory=list, description="Checks that failed to run.")
+    check: SafetyCheck | None = Field(
+        default=None,
+        description="The whole check: flags, sources, citation verification. None in records "
+        "written before the check was kept whole.",
+    )
+
+
 class Round(Record):
     """One generate-and-evaluate round."""
 
@@ -91,10 +112,16 @@ class Round(Record):
     draft: Draft
     sra: Assessment
     hra: Assessment
-    claims: dict[str, object] = Field(
-        default_factory=dict, description="Summary of the claims layer's check of the draft."
+    claims: ClaimsReview | None = Field(
+        default=None, description="The claims layer's check of the draft."
     )
     passed: bool
+
+    @field_validator("claims", mode="before")
+    @classmethod
+    def _empty_is_absent(cls, value: object) -> object:
+        # Records written before the review was typed kept ``{}`` for "no check".
+        return None if value == {} else value
 
 
 class Outcome(StrEnum):
@@ -112,6 +139,7 @@ class Outcome(StrEnum):
 class CareGuardReport(Record):
     """Everything behind a CareGuard verdict, kept under ``trace.stages['careguard']``."""
 
+    stage: Literal["careguard"] = "careguard"
     outcome: Outcome
     triage: Triage | None = Field(default=None, description="None when the controller is off.")
     rounds: list[Round] = Field(default_factory=list)

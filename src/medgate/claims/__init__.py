@@ -4,7 +4,7 @@ citation verification and the final safety check with its disclaimer.
 Usable on any long-form answer::
 
     from medgate.claims import check_report, apply_disclaimer
-    result = check_report(answer)           # SafetyCheck; result.to_event() for streaming
+    result = check_report(answer)           # SafetyCheck; ClaimsEvent(data=result) to stream it
     shown = apply_disclaimer(answer)        # always, whatever the verdict
 """
 

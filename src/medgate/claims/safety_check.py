@@ -20,7 +20,6 @@ from medgate.claims.detection import Claim, ClaimType, Severity
 from medgate.claims.flags import ClaimFlag, FlagKind
 from medgate.claims.sources import ListedSource
 from medgate.claims.verification import CitationStatus, VerificationReport
-from medgate.events import Event, EventKind
 from medgate.quantities import medicine_amounts
 from medgate.records import Record
 
@@ -67,7 +66,8 @@ def has_dose_information(text: str, claims: Sequence[Claim] = ()) -> bool:
 
 
 class SafetyCheck(Record):
-    """The claims layer's verdict on one answer, streamed as a ``safety`` event."""
+    """The claims layer's verdict on one answer, streamed as a
+    :class:`~medgate.events.ClaimsEvent`."""
 
     verdict: SafetyVerdict
     is_safe: bool
@@ -88,9 +88,6 @@ class SafetyCheck(Record):
     )
     errors: list[str] = Field(default_factory=list, description="Checks that failed to run.")
     disclaimer: str = MEDICAL_DISCLAIMER
-
-    def to_event(self) -> Event:
-        return Event(kind=EventKind.SAFETY, stage="claims", data=self.model_dump(mode="json"))
 
 
 def check_safety(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
 
+from medgate.cli.cases import NoLogOpt, ProfileOpt, decide, keep
 from medgate.errors import InputError
-from medgate.records import Case, Status, Verdict
+from medgate.records import Case, Status
+
+if TYPE_CHECKING:
+    from medgate.case_record import CaseRecord
+    from medgate.verdict import Verdict
 
 #: --answers larger than this is refused.
 MAX_ANSWERS_CHARS = 8_000
@@ -46,23 +51,22 @@ def make_care_case(question: str, patient: dict[str, str]) -> Case:
         raise InputError(str(first["msg"]).removeprefix("Value error, ")) from None
 
 
-def care_json(verdict: Verdict) -> dict[str, Any]:
-    from medgate.careguard import screening_payload
+def care_json(verdict: Verdict, record_id: str | None = None) -> dict[str, Any]:
+    from medgate.careguard.gate import screening_questions
     from medgate.cli.core import verdict_json
 
-    out = verdict_json(verdict)
-    out["questions"] = screening_payload(verdict)
+    out = verdict_json(verdict, record_id)
+    out["questions"] = [q.model_dump(mode="json") for q in screening_questions(verdict)]
     return out
 
 
 def ask_screening(verdict: Verdict) -> dict[str, str]:
     """Ask the screening questions on the terminal; returns field -> option key."""
-    from medgate.careguard import ScreeningQuestion, screening_payload
+    from medgate.careguard.gate import screening_questions
 
     answers: dict[str, str] = {}
     typer.echo("Before answering, a few questions:")
-    for raw in screening_payload(verdict):
-        question = ScreeningQuestion.model_validate(raw)
+    for question in screening_questions(verdict):
         typer.echo(f"\n{question.text}")
         for i, option in enumerate(question.options, 1):
             typer.echo(f"  {i}. {option.label}")
@@ -77,17 +81,19 @@ def ask_screening(verdict: Verdict) -> dict[str, str]:
 
 
 def print_care(verdict: Verdict) -> None:
+    from medgate.careguard.records import CareGuardReport
     from medgate.cli.core import print_verdict
 
     print_verdict(verdict)
-    stage = verdict.trace.stages.get("careguard") or {}
-    triage = stage.get("triage")
-    if triage:
-        typer.echo(f"category: {', '.join(triage['categories'])}")
-    for rnd in stage.get("rounds") or []:
+    report = verdict.trace.report(CareGuardReport)
+    if report is None:
+        return
+    if report.triage is not None:
+        typer.echo(f"category: {', '.join(c.value for c in report.triage.categories)}")
+    for rnd in report.rounds:
         typer.echo(
-            f"round {rnd['iteration']}: SRA {rnd['sra']['score']}  HRA {rnd['hra']['score']}"
-            f"  {'pass' if rnd['passed'] else 'fail'}"
+            f"round {rnd.iteration}: SRA {rnd.sra.score}  HRA {rnd.hra.score}"
+            f"  {'pass' if rnd.passed else 'fail'}"
         )
 
 
@@ -108,25 +114,43 @@ def care(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model spec for every role.")
     ] = None,
+    profile: ProfileOpt = None,
+    no_log: NoLogOpt = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
-    """Answer a patient's question through CareGuard: screen, answer, check, refine or block."""
-    from medgate.careguard import build_careguard
-    from medgate.cli.core import config_with
-    from medgate.pipeline import ModelPool
+    """Answer a patient's question through CareGuard: screen, answer, check, refine or block.
+
+    A question without labels or context is a patient's, so the default profile routes it to
+    CareGuard; `--profile full` runs the whole pipeline (HRS signals, claims with citation
+    verification, both judges). Each decided case goes to the local case log."""
+    from medgate.backends.pool import ModelPool
+    from medgate.cli.core import config_with, print_logged
+    from medgate.pipeline import build_gate
 
     patient = parse_answers(answers)
-    case = make_care_case(question, patient)
-    config = config_with(model)
-    gate = build_careguard(config, ModelPool(config))
-    verdict = gate.check(case)
-    while interactive(as_json) and verdict.status is Status.NEEDS_CONTEXT:
-        patient = {**patient, **ask_screening(verdict)}
-        verdict = gate.check(make_care_case(question, patient))
+    config = config_with(model, profile)
+    pool = ModelPool(config)
+    gate = build_gate(config, pool)
+
+    def check(patient: dict[str, str]) -> tuple[CaseRecord, str | None]:
+        record = decide(
+            gate, make_care_case(question, patient), entry="care", config=config, pool=pool
+        )
+        logged, failure = keep(record, config, log=not no_log)
+        if failure is not None:
+            print_care(record.verdict)
+            raise failure
+        return record, logged
+
+    record, logged = check(patient)
+    while interactive(as_json) and record.verdict.status is Status.NEEDS_CONTEXT:
+        patient = {**patient, **ask_screening(record.verdict)}
+        record, logged = check(patient)
     if as_json:
-        typer.echo(json.dumps(care_json(verdict), indent=2))
+        typer.echo(json.dumps(care_json(record.verdict, logged), indent=2))
     else:
-        print_care(verdict)
+        print_care(record.verdict)
+        print_logged(logged)
 
 
 def register(app: typer.Typer) -> None:

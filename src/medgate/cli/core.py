@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
 
+from medgate.cli.cases import NoLogOpt, ProfileOpt, decide, keep
 from medgate.config import DEFAULT_MODEL, MedgateConfig, config_file, load_config
 from medgate.errors import InputError
-from medgate.records import MAX_CONTEXT_CHARS, Case, LabelSet, Verdict
+from medgate.records import MAX_CONTEXT_CHARS, Case, LabelSet
+
+if TYPE_CHECKING:
+    from medgate.verdict import Verdict
 
 ModelOpt = Annotated[
     str | None, typer.Option("--model", "-m", help="Model spec (overrides MEDGATE_MODEL).")
@@ -47,10 +51,12 @@ def make_case(question: str, context: str, labels: str) -> Case:
         raise InputError(str(exc)) from None
 
 
-def config_with(model: str | None, **hrs: Any) -> MedgateConfig:
+def config_with(model: str | None, profile: str | None = None, **hrs: Any) -> MedgateConfig:
     overrides: dict[str, Any] = {}
     if model:
         overrides["model"] = model
+    if profile:
+        overrides["profile"] = profile
     hrs = {k: v for k, v in hrs.items() if v is not None}
     if hrs:
         overrides["hrs"] = hrs
@@ -78,10 +84,17 @@ def print_verdict(verdict: Verdict) -> None:
         typer.echo(f"failure: {err}")
 
 
-def verdict_json(verdict: Verdict) -> dict[str, Any]:
+def verdict_json(verdict: Verdict, record_id: str | None = None) -> dict[str, Any]:
     out = verdict.model_dump(mode="json")
     out["timings"] = {t.stage: round(t.seconds, 4) for t in verdict.trace.timings}
+    if record_id is not None:
+        out["record_id"] = record_id
     return out
+
+
+def print_logged(record_id: str | None) -> None:
+    if record_id is not None:
+        typer.echo(f"logged:  {record_id}   (medgate log show {record_id[:12]})")
 
 
 def register(app: typer.Typer) -> None:
@@ -99,23 +112,35 @@ def register(app: typer.Typer) -> None:
         tau_p: Annotated[float | None, typer.Option(help="Perplexity threshold.")] = None,
         max_iterations: Annotated[int | None, typer.Option(help="K, refinement rounds.")] = None,
         seed: Annotated[int | None, typer.Option(help="Seed of the ambiguity samples.")] = None,
+        profile: ProfileOpt = None,
+        no_log: NoLogOpt = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     ) -> None:
-        """Answer a closed biomedical question and decide whether the answer may be released."""
+        """Answer a closed biomedical question and decide whether the answer may be released.
+
+        The question is closed (it has labels), so the default profile routes it to the HRS
+        gate. The case's record goes to the local case log (`medgate log list`)."""
         context = (
             read_text_file(context_file, "context file", MAX_CONTEXT_CHARS) if context_file else ""
         )
         case = make_case(question, context, labels)
         config = config_with(
-            model, tau_e=tau_e, tau_p=tau_p, max_iterations=max_iterations, seed=seed
+            model, profile, tau_e=tau_e, tau_p=tau_p, max_iterations=max_iterations, seed=seed
         )
-        from medgate.pipeline import build_hrs_gate
+        from medgate.backends.pool import ModelPool
+        from medgate.pipeline import build_gate
 
-        verdict = build_hrs_gate(config).check(case)
+        pool = ModelPool(config)
+        gate = build_gate(config, pool)
+        record = decide(gate, case, entry="ask", config=config, pool=pool)
+        logged, failure = keep(record, config, log=not no_log)
         if as_json:
-            typer.echo(json.dumps(verdict_json(verdict), indent=2))
+            typer.echo(json.dumps(verdict_json(record.verdict, logged), indent=2))
         else:
-            print_verdict(verdict)
+            print_verdict(record.verdict)
+            print_logged(logged)
+        if failure is not None:
+            raise failure
 
     @app.command()
     def models(
@@ -149,7 +174,7 @@ def register(app: typer.Typer) -> None:
             }
         info = {
             "answerer": {"spec": config.model, "from": source},
-            "orchestrator": {"spec": config.orchestrator_model},
+            "orchestrator": {"spec": config.orchestrator_model or config.model},
             "backends": available_backends(),
             "embedded_models": embedded,
             "cache_dir": str(config.cache_dir),
@@ -158,7 +183,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(info, indent=2))
             return
         typer.echo(f"answerer:     {config.model}   (from {source})")
-        typer.echo(f"orchestrator: {config.orchestrator_model}")
+        typer.echo(f"orchestrator: {config.orchestrator_model or config.model}")
         typer.echo(f"backends:     {', '.join(sorted(available_backends()))}")
         typer.echo("embedded models:")
         for name, e in embedded.items():
@@ -176,8 +201,9 @@ def register(app: typer.Typer) -> None:
         model: ModelOpt = None,
     ) -> None:
         """Fit the rarity centroid (mean question embedding) that the rarity signal compares to."""
+        from medgate.backends.pool import ModelPool
         from medgate.hrs.rarity import fit_centroid, save_centroid
-        from medgate.pipeline import ModelPool, rarity_artifact_path
+        from medgate.pipeline import rarity_artifact_path
 
         text = read_text_file(questions, "questions file", 200_000_000)
         items = []
@@ -191,7 +217,7 @@ def register(app: typer.Typer) -> None:
                     ) from None
         items = items[:limit] if limit else items
         config = config_with(model)
-        answerer = ModelPool(config).white_box(config.model)
+        answerer = ModelPool(config).white_box(config.model, role="answerer")
         with typer.progressbar(length=len(items), label="embedding questions") as bar:
             centroid = fit_centroid(
                 answerer, items, source=str(questions), progress=lambda _: bar.update(1)

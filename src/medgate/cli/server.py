@@ -12,9 +12,10 @@ import typer
 from medgate.cli.failures import fail
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import ConfigError, InputError, MedgateError
-from medgate.events import Gate
 
 if TYPE_CHECKING:
+    from medgate.case_record import RunInfo
+    from medgate.events import Gate
     from medgate.store import AuditReport
 
 DatabaseUrl = Annotated[
@@ -65,7 +66,19 @@ def load_gate_factory(spec: str) -> Callable[[MedgateConfig], Gate]:
         factory = getattr(module, attr)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"gate factory {spec!r} cannot be loaded: {exc}") from exc
-    return cast(Callable[[MedgateConfig], Gate], factory)
+    return cast("Callable[[MedgateConfig], Gate]", factory)
+
+
+def _default_gate(config: MedgateConfig) -> tuple[Gate, RunInfo]:
+    """The configured profile, with the models behind its roles named for each record. Imported
+    only now: the model stack is heavy and the other commands do not need it."""
+    from medgate.backends.pool import ModelPool
+    from medgate.case_record import RunInfo
+    from medgate.pipeline import build_gate
+
+    pool = ModelPool(config)
+    built = build_gate(config, pool)
+    return built, RunInfo.of("serve", config, pool.roles())
 
 
 def register(app: typer.Typer) -> None:
@@ -92,6 +105,7 @@ def register(app: typer.Typer) -> None:
         """Run the HTTP service and the web page (uvicorn)."""
         import uvicorn
 
+        from medgate.case_record import RunInfo
         from medgate.server import create_app
         from medgate.store import Store
 
@@ -102,11 +116,12 @@ def register(app: typer.Typer) -> None:
             server["port"] = port
         try:
             config = _config(database_url, server=server or None)
-            # The default gate is medgate.pipeline:build_gate, imported only now: the model
-            # stack is heavy and the other commands do not need it.
-            factory = load_gate_factory(gate or "medgate.pipeline:build_gate")
             store = Store.open(config)
-            service = create_app(factory(config), config=config, store=store)
+            if gate is None:
+                service_gate, run = _default_gate(config)
+            else:
+                service_gate, run = load_gate_factory(gate)(config), RunInfo.of("serve", config)
+            service = create_app(service_gate, config=config, store=store, run=run)
         except MedgateError as exc:
             raise fail(exc) from exc
         uvicorn.run(service, host=config.server.host, port=config.server.port)

@@ -1,7 +1,18 @@
-"""Hallucination Risk Scoring: five white-box signals, a decision layer and a knowledge loop."""
+"""Hallucination Risk Scoring: five white-box signals, a decision layer and a knowledge loop.
 
-from medgate.hrs.decision import Decision, Iteration, Outcome, StopReason, Trajectory, decide
-from medgate.hrs.gate import HRSGate, HRSReport
+The room's records and parts are here; the gate that uses them is :class:`medgate.hrs.gate.HRSGate`,
+which builds a :class:`medgate.verdict.Verdict` from these records and so sits above them.
+"""
+
+from medgate.hrs.decision import (
+    Decision,
+    HRSReport,
+    Iteration,
+    Outcome,
+    StopReason,
+    Trajectory,
+    decide,
+)
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import (
     Action,
@@ -20,7 +31,6 @@ __all__ = [
     "Decision",
     "Document",
     "Fact",
-    "HRSGate",
     "HRSReport",
     "Iteration",
     "ModelOrchestrator",

@@ -8,10 +8,11 @@ threshold setting from one recording, without new model calls.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import Field
 
-from medgate.config import HRSConfig, RevertRule, SuccessRule
+from medgate.config import HRSConfig, RevertRule, SettingOrigin, SuccessRule
 from medgate.hrs.fitting import ContextFit
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import OrchestratorStep
@@ -241,3 +242,25 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
         used = [] if traj.stopped is StopReason.ERROR else _ROUNDS
         return _escalate(outcome, reason + tail, decided_by=used)
     return None
+
+
+class Threshold(Record):
+    """One threshold setting as the gate used it."""
+
+    value: float
+    origin: SettingOrigin
+
+
+class HRSReport(Record):
+    """The HRS stage's evidence in a verdict's trace: the decision and every round behind it."""
+
+    stage: Literal["hrs"] = "hrs"
+    decision: Decision
+    trajectory: Trajectory
+    orchestrator: str = Field(description="Which orchestrator injected knowledge.")
+    answerer: str = Field(description="The answering model, as configured.")
+    thresholds: dict[str, Threshold] = Field(
+        default_factory=dict,
+        description="Every threshold setting, its value and where it came from; "
+        "decision.decided_by names those the decision compared against.",
+    )

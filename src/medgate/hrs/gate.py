@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
-
-from pydantic import Field
 
 from medgate.backends.base import WhiteBoxModel
 from medgate.config import HRSConfig, SettingOrigin, setting_origins
-from medgate.events import Event, EventKind, EventSink, discard
+from medgate.events import (
+    AnswerEvent,
+    DecisionEvent,
+    DraftAnswer,
+    ErrorEvent,
+    EventSink,
+    Failure,
+    GateDecision,
+    SignalsEvent,
+    discard,
+)
 from medgate.hrs.decision import (
     THRESHOLDS,
     Decision,
+    HRSReport,
     Iteration,
     Outcome,
     StopReason,
+    Threshold,
     Trajectory,
     decide,
 )
@@ -27,40 +36,10 @@ from medgate.hrs.probe import needs_of
 from medgate.hrs.rarity import RarityCentroid
 from medgate.hrs.signals import Need, SignalContext, build_signals
 from medgate.injection import describe, find_injections
-from medgate.records import (
-    Case,
-    HeldBackAnswer,
-    Record,
-    SignalValue,
-    Status,
-    Timing,
-    Trace,
-    Usage,
-    Verdict,
-)
+from medgate.records import Case, HeldBackAnswer, SignalValue, Status, Timing, Usage
+from medgate.verdict import Trace, Verdict
 
 STAGE = "hrs"
-
-
-class Threshold(Record):
-    """One threshold setting as the gate used it."""
-
-    value: float
-    origin: SettingOrigin
-
-
-class HRSReport(Record):
-    """The HRS stage's evidence in a verdict's trace."""
-
-    decision: Decision
-    trajectory: Trajectory
-    orchestrator: str
-    answerer: str
-    thresholds: dict[str, Threshold] = Field(
-        default_factory=dict,
-        description="Every threshold setting, its value and where it came from; "
-        "decision.decided_by names those the decision compared against.",
-    )
 
 
 class HRSGate:
@@ -160,22 +139,17 @@ class HRSGate:
         except Exception as exc:  # a safety gate fails closed on any failure
             traj.stopped = StopReason.ERROR
             traj.stop_detail = f"{type(exc).__name__}: {exc}"
-            events(Event(kind=EventKind.ERROR, stage=STAGE, data={"error": traj.stop_detail}))
+            events(ErrorEvent(stage=STAGE, data=Failure(error=traj.stop_detail)))
         return traj
 
     def _emit_round(self, it: Iteration, events: EventSink) -> None:
-        data: dict[str, Any] = {"answer": it.answer, "distribution": it.run.distribution}
-        if it.step is not None:
-            data["injected"] = [f.model_dump() for f in it.step.facts]
-        events(Event(kind=EventKind.ANSWER, stage=STAGE, iteration=it.index, data=data))
-        events(
-            Event(
-                kind=EventKind.SIGNALS,
-                stage=STAGE,
-                iteration=it.index,
-                data={n: s.model_dump() for n, s in it.signals.items()},
-            )
+        answer = DraftAnswer(
+            answer=it.answer,
+            distribution=it.run.distribution,
+            injected=list(it.step.facts) if it.step is not None else None,
         )
+        events(AnswerEvent(stage=STAGE, iteration=it.index, data=answer))
+        events(SignalsEvent(stage=STAGE, iteration=it.index, data=dict(it.signals)))
 
     def check(self, case: Case, events: EventSink = discard) -> Verdict:
         t0 = time.perf_counter()
@@ -199,15 +173,15 @@ class HRSGate:
             trace=self._trace(traj, decision, time.perf_counter() - t0),
         )
         events(
-            Event(
-                kind=EventKind.DECISION,
+            DecisionEvent(
                 stage=STAGE,
                 iteration=decision.iteration,
-                data={
-                    "status": verdict.status.value,
-                    "answer": verdict.answer,
-                    "reason": verdict.reason,
-                },
+                data=GateDecision(
+                    status=verdict.status,
+                    answer=verdict.answer,
+                    reason=verdict.reason,
+                    outcome=decision.outcome.value,
+                ),
             )
         )
         return verdict
@@ -219,6 +193,15 @@ class HRSGate:
             timings.extend(
                 Timing(stage=f"{STAGE}.round{it.index}.{t.stage}", seconds=t.seconds)
                 for t in it.timings
+            )
+            usage.append(
+                Usage(
+                    role="answerer",
+                    model=self.answerer.name,
+                    prompt_tokens=it.run.prompt_tokens,
+                    completion_tokens=it.run.generated_tokens,
+                    seconds=sum(t.seconds for t in it.timings),
+                )
             )
             if it.step is not None:
                 timings.append(
@@ -238,7 +221,7 @@ class HRSGate:
         )
         errors = [traj.stop_detail] if traj.stopped is StopReason.ERROR else []
         return Trace(
-            stages={STAGE: report.model_dump(mode="json")},
+            stages={STAGE: report},
             timings=timings,
             usage=usage,
             errors=errors,

@@ -60,6 +60,8 @@ def probe(
         label_mass=greedy.label_mass,
         reasoning=greedy.text.strip(),
         reasoning_logprobs=greedy.token_logprobs,
+        prompt_tokens=greedy.prompt_tokens,
+        generated_tokens=greedy.n_tokens,
     )
     if Need.SAMPLES in needs:
         t0 = time.perf_counter()
@@ -74,6 +76,7 @@ def probe(
                 raise ModelError("an ambiguity sample gave no distribution at the answer slot")
             run.sample_distributions.append(sample.label_probs)
             run.sample_answers.append(_top(sample.label_probs))
+            run.generated_tokens += sample.n_tokens
         timings.append(Timing(stage="samples", seconds=time.perf_counter() - t0))
     if Need.EMBEDDING in needs:
         t0 = time.perf_counter()

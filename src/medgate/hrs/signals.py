@@ -44,6 +44,10 @@ class ModelRun(Record):
         default_factory=list, description="Label distributions of the ambiguity samples."
     )
     sample_answers: list[str] = Field(default_factory=list)
+    prompt_tokens: int = Field(default=0, ge=0, description="Tokens of the prompt read.")
+    generated_tokens: int = Field(
+        default=0, ge=0, description="Tokens written: the reasoning and every sample's."
+    )
     question_embedding: list[float] | None = Field(default=None, exclude=True)
 
 

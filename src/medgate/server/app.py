@@ -22,10 +22,12 @@ from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from medgate.case_record import CaseRecord, RunInfo
 from medgate.config import MedgateConfig
 from medgate.errors import InputError, MedgateError
-from medgate.events import Event, EventKind, Gate
+from medgate.events import DecisionEvent, ErrorEvent, Event, Failure, Gate
 from medgate.records import Case
+from medgate.redaction import EventView
 from medgate.server.auth import require
 from medgate.server.limits import BodySizeLimit, RateLimiter
 from medgate.server.metrics import Metrics
@@ -84,9 +86,15 @@ AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 def create_app(
-    gate: Gate, *, config: MedgateConfig | None = None, store: Store | None = None
+    gate: Gate,
+    *,
+    config: MedgateConfig | None = None,
+    store: Store | None = None,
+    run: RunInfo | None = None,
 ) -> FastAPI:
-    """Build the service around ``gate``. ``store`` defaults to the one the config names."""
+    """Build the service around ``gate``. ``store`` defaults to the one the config names;
+    ``run`` (how the gate was assembled, recorded with each verdict) to the config's profile
+    with no models named."""
     config = config or MedgateConfig()
     owns_store = store is None
     store = store or Store.open(config)
@@ -100,6 +108,7 @@ def create_app(
         ),
         limiter=RateLimiter(config.server.rate_per_minute, config.server.rate_burst),
         metrics=Metrics(),
+        run=run or RunInfo.of("serve", config),
     )
 
     @asynccontextmanager
@@ -196,6 +205,21 @@ def _add_case_routes(app: FastAPI) -> None:
             clinician_note=None if esc is None else esc.note,
         )
 
+    @app.get(
+        "/v1/verdicts/{verdict_id}/record",
+        response_model=CaseRecord,
+        responses={
+            **AUTH_RESPONSES,
+            404: {"description": "No such verdict, or it was recorded without its run."},
+        },
+        tags=["cases"],
+    )
+    def get_record(verdict_id: str, key: Reviewer, request: Request) -> CaseRecord:
+        """A case's whole record: the verdict with each stage's typed report, the gate's events,
+        how it was decided (profile, settings digest, the model behind each role), and usage
+        and timings by role. For clinician and admin keys."""
+        return services(request).store.get_record(verdict_id)
+
 
 async def _record(state: Services, outcome: GateOutcome, key: ApiKey) -> StoredVerdict:
     """Commit the verdict; if that fails nothing is released (503)."""
@@ -204,7 +228,11 @@ async def _record(state: Services, outcome: GateOutcome, key: ApiKey) -> StoredV
         state.metrics.gate_failures.inc()
     try:
         stored = await run_in_threadpool(
-            state.store.record_verdict, outcome.verdict, key_id=key.id, events=outcome.events
+            state.store.record_verdict,
+            outcome.verdict,
+            key_id=key.id,
+            events=outcome.events,
+            run=state.run,
         )
     except Exception as exc:
         raise HTTPException(
@@ -224,13 +252,13 @@ def _check_response(stored: StoredVerdict, role: Role) -> CheckResponse:
 
 
 async def _event_stream(state: Services, case: Case, key: ApiKey) -> AsyncIterator[str]:
-    queue: asyncio.Queue[Event | None] = asyncio.Queue()
-    gate_decision: list[Event] = []
+    queue: asyncio.Queue[EventView | None] = asyncio.Queue()
+    gate_decision: list[DecisionEvent] = []
 
     def on_event(event: Event) -> None:
         # The gate's own decision is held back and merged into the service's, which is sent
         # only once the verdict is committed: the stream never announces an unrecorded verdict.
-        if event.kind is EventKind.DECISION:
+        if isinstance(event, DecisionEvent):
             gate_decision.append(event)
             return
         shown = event_for(key.role, event)
@@ -241,9 +269,7 @@ async def _event_stream(state: Services, case: Case, key: ApiKey) -> AsyncIterat
         try:
             outcome = await state.runner.run(case, on_event)
             if outcome.failure is not None:
-                on_event(
-                    Event(kind=EventKind.ERROR, stage="service", data={"error": outcome.failure})
-                )
+                on_event(ErrorEvent(stage="service", data=Failure(error=outcome.failure)))
             try:
                 stored = await _record(state, outcome, key)
             except HTTPException as exc:

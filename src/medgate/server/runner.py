@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from medgate.events import Event, Gate
-from medgate.records import Case, Status, Trace, Verdict
+from medgate.events import Event, EventBase, Gate
+from medgate.records import Case, Status
+from medgate.verdict import Trace, Verdict
 
 EventCallback = Callable[[Event], None]
 
@@ -96,7 +97,7 @@ class GateRunner:
 
         def sink(event: Event) -> None:
             # Events after a timeout belong to a case already decided: drop them.
-            if finished.is_set() or not isinstance(event, Event):
+            if finished.is_set() or not isinstance(event, EventBase):
                 return
             emitted.append(event)
             if on_event is not None:

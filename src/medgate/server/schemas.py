@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from medgate.records import Record, Status, Verdict
+from medgate.records import Record, Status
 from medgate.redaction import ClientVerdict
 from medgate.store import ApiKey, Escalation, EscalationState, Resolution, Role
+from medgate.verdict import Verdict
 
 MAX_NOTE_CHARS = 4_000
 MAX_ANSWER_CHARS = 20_000

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from medgate.events import Event
+from medgate.redaction import EventView
 
 
-def encode_event(event: Event, sequence: int) -> str:
-    """One SSE message: the event kind as the SSE event name, the Event record as JSON data.
+def encode_event(event: EventView, sequence: int) -> str:
+    """One SSE message: the event kind as the SSE event name, the event as JSON data.
 
     JSON never contains a raw newline, so a single ``data:`` line is always enough.
     """

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
+from medgate.case_record import RunInfo
 from medgate.config import MedgateConfig
 from medgate.server.limits import RateLimiter
 from medgate.server.metrics import Metrics
@@ -21,6 +22,8 @@ class Services:
     runner: GateRunner
     limiter: RateLimiter
     metrics: Metrics
+    run: RunInfo
+    """How this service decides cases, recorded with every verdict."""
     # Streams whose client went away keep running until their verdict is recorded; holding the
     # task here keeps it from being garbage-collected half way.
     background: set[asyncio.Task[None]] = field(default_factory=set)

@@ -11,11 +11,12 @@ from typing import Any
 
 from fastapi import HTTPException
 
-from medgate.events import Event, EventKind
-from medgate.records import Status, Verdict
+from medgate.events import DecisionEvent, EventBase, EventKind
+from medgate.records import Status
 from medgate.redaction import (
     Audience,
     ClientVerdict,
+    EventView,
     client_verdict,
     released_safety,
     route_of,
@@ -23,6 +24,7 @@ from medgate.redaction import (
     scope_verdict,
 )
 from medgate.store import Escalation, Resolution, Role, StoredVerdict
+from medgate.verdict import Verdict
 
 
 def audience(role: Role) -> Audience:
@@ -34,7 +36,7 @@ def verdict_for(role: Role, verdict: Verdict) -> Verdict | ClientVerdict:
     return scope_verdict(verdict, audience(role))
 
 
-def event_for(role: Role, event: Event) -> Event | None:
+def event_for(role: Role, event: EventBase) -> EventView | None:
     return scope_event(event, audience(role))
 
 
@@ -57,7 +59,9 @@ def released_answer(stored: StoredVerdict) -> str | None:
     return esc.answer
 
 
-def decision_event(stored: StoredVerdict, gate_event: Event | None, role: Role) -> Event:
+def decision_event(
+    stored: StoredVerdict, gate_event: DecisionEvent | None, role: Role
+) -> EventView:
     """The stream's last event, built once the verdict is recorded."""
     verdict = stored.verdict
     common: dict[str, Any] = {
@@ -77,7 +81,7 @@ def decision_event(stored: StoredVerdict, gate_event: Event | None, role: Role) 
             "safety": released_safety(verdict, stored.events),
         }
     else:
-        data = dict(gate_event.data) if gate_event is not None else {}
+        data = gate_event.data.model_dump(mode="json") if gate_event is not None else {}
         data.update(
             common,
             answer=verdict.answer,
@@ -85,12 +89,12 @@ def decision_event(stored: StoredVerdict, gate_event: Event | None, role: Role) 
             errors=list(verdict.trace.errors),
             held_back=None if verdict.held_back is None else verdict.held_back.model_dump(),
         )
-    return Event(kind=EventKind.DECISION, stage=stage, iteration=iteration, data=data)
+    return EventView(kind=EventKind.DECISION, stage=stage, iteration=iteration, data=data)
 
 
-def unrecorded_decision(detail: str) -> Event:
+def unrecorded_decision(detail: str) -> EventView:
     """The stream's last event when the verdict could not be recorded: nothing is released."""
-    return Event(
+    return EventView(
         kind=EventKind.DECISION,
         stage="service",
         data={

@@ -18,6 +18,7 @@ from medgate.store.schema import (
     api_keys,
     audit_head,
     audit_log,
+    case_runs,
     escalations,
     metadata,
     schema_versions,
@@ -34,8 +35,13 @@ def _v1_initial(conn: Connection) -> None:
     conn.execute(insert(audit_head).values(id=1, seq=0, hash=_GENESIS))
 
 
+def _v2_case_runs(conn: Connection) -> None:
+    metadata.create_all(conn, tables=[case_runs])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "api keys, verdicts, escalations, audit log", _v1_initial),
+    (2, "how each verdict was decided (case records)", _v2_case_runs),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

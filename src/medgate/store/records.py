@@ -6,9 +6,11 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from medgate.case_record import RunInfo
 from medgate.errors import MedgateError
 from medgate.events import Event
-from medgate.records import Record, Status, Verdict
+from medgate.records import Record, Status
+from medgate.verdict import Verdict
 
 
 class Role(StrEnum):
@@ -91,6 +93,9 @@ class StoredVerdict(Record):
     key_id: str | None = Field(default=None, description="The client key that submitted it.")
     verdict: Verdict
     events: list[Event] = Field(default_factory=list)
+    run: RunInfo | None = Field(
+        default=None, description="How it was decided; None when recorded without it."
+    )
     escalation: Escalation | None = None
 
 

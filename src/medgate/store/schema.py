@@ -51,6 +51,16 @@ verdicts = Table(
     Column("events_json", Text, nullable=False),
 )
 
+# How each verdict was decided (schema version 2): the entry point, profile, settings digest and
+# the model behind each role, as JSON (medgate.case_record.RunInfo). A verdict recorded without
+# it (before version 2, or by a caller that gave none) has no row here.
+case_runs = Table(
+    "case_runs",
+    metadata,
+    Column("verdict_id", String(36), ForeignKey("verdicts.id"), primary_key=True),
+    Column("run_json", Text, nullable=False),
+)
+
 escalations = Table(
     "escalations",
     metadata,

@@ -7,7 +7,6 @@ so a verdict, its escalation and their audit entries are committed together or n
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 import threading
 import uuid
@@ -20,10 +19,11 @@ from sqlalchemy import Connection, Engine, func, insert, select, text, update
 from sqlalchemy.engine import Row
 from sqlalchemy.exc import SQLAlchemyError
 
+from medgate.case_record import CaseRecord, RunInfo
 from medgate.config import MedgateConfig
 from medgate.errors import InputError
-from medgate.events import Event
-from medgate.records import Status, Verdict
+from medgate.events import EVENTS, Event
+from medgate.records import Status
 from medgate.store.audit import (
     canonical_json,
     check_chain,
@@ -54,7 +54,8 @@ from medgate.store.records import (
     StoredVerdict,
     StoreError,
 )
-from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
+from medgate.store.schema import api_keys, audit_head, audit_log, case_runs, escalations, verdicts
+from medgate.verdict import Verdict
 
 SYSTEM_ACTOR = "system"
 _TOKEN_PREFIX = "mg_"
@@ -173,13 +174,20 @@ class Store:
     # -- verdicts and escalations ---------------------------------------------------------
 
     def record_verdict(
-        self, verdict: Verdict, *, key_id: str | None, events: Sequence[Event] = ()
+        self,
+        verdict: Verdict,
+        *,
+        key_id: str | None,
+        events: Sequence[Event] = (),
+        run: RunInfo | None = None,
     ) -> StoredVerdict:
-        """Commit a verdict, its escalation (if escalated) and their audit entries together."""
+        """Commit a verdict, how it was decided (``run``), its escalation (if escalated) and
+        their audit entries together."""
         verdict_id = str(uuid.uuid4())
         created = _now()
         verdict_json = verdict.model_dump_json()
         events_json = _events_json(events)
+        run_json = None if run is None else run.model_dump_json()
         escalation: Escalation | None = None
         with self._writing() as conn:
             conn.execute(
@@ -192,6 +200,8 @@ class Store:
                     events_json=events_json,
                 )
             )
+            if run_json is not None:
+                conn.execute(insert(case_runs).values(verdict_id=verdict_id, run_json=run_json))
             _append_audit(
                 conn,
                 key_id or SYSTEM_ACTOR,
@@ -200,7 +210,7 @@ class Store:
                 {
                     "status": verdict.status.value,
                     "reason": verdict.reason,
-                    "verdict_sha256": record_digest(verdict_json, events_json),
+                    "verdict_sha256": record_digest(verdict_json, events_json, run_json),
                 },
                 created,
             )
@@ -236,12 +246,17 @@ class Store:
             key_id=key_id,
             verdict=verdict,
             events=list(events),
+            run=run,
             escalation=escalation,
         )
 
     def get_verdict(self, verdict_id: str) -> StoredVerdict:
         with self.reader.connect() as conn:
-            row = conn.execute(select(verdicts).where(verdicts.c.id == verdict_id)).first()
+            row = conn.execute(
+                select(verdicts, case_runs.c.run_json)
+                .outerjoin(case_runs, case_runs.c.verdict_id == verdicts.c.id)
+                .where(verdicts.c.id == verdict_id)
+            ).first()
             if row is None:
                 raise NotFoundError(f"no verdict {verdict_id!r}")
             esc = conn.execute(
@@ -254,7 +269,21 @@ class Store:
             key_id=row.key_id,
             verdict=Verdict.model_validate_json(row.verdict_json),
             events=_events(row.events_json),
+            run=None if row.run_json is None else RunInfo.model_validate_json(row.run_json),
             escalation=None if esc is None else _escalation(esc),
+        )
+
+    def get_record(self, verdict_id: str) -> CaseRecord:
+        """The case record of a verdict recorded with its run (see :meth:`record_verdict`)."""
+        stored = self.get_verdict(verdict_id)
+        if stored.run is None:
+            raise NotFoundError(f"verdict {verdict_id!r} was recorded without how it was decided")
+        return CaseRecord.of(
+            stored.verdict,
+            stored.events,
+            stored.run,
+            record_id=stored.id,
+            created_at=stored.created_at,
         )
 
     def list_escalations(
@@ -450,9 +479,14 @@ class Store:
                 conn = conn.execution_options(isolation_level="REPEATABLE READ")
             head = conn.execute(select(audit_head).where(audit_head.c.id == 1)).one()
             stored = {
-                row.id: record_digest(row.verdict_json, row.events_json)
+                row.id: record_digest(row.verdict_json, row.events_json, row.run_json)
                 for row in conn.execute(
-                    select(verdicts.c.id, verdicts.c.verdict_json, verdicts.c.events_json)
+                    select(
+                        verdicts.c.id,
+                        verdicts.c.verdict_json,
+                        verdicts.c.events_json,
+                        case_runs.c.run_json,
+                    ).outerjoin(case_runs, case_runs.c.verdict_id == verdicts.c.id)
                 )
             }
             columns = [escalations.c[name] for name in EscalationRow.model_fields]
@@ -519,9 +553,11 @@ def _append_audit(
     conn.execute(update(audit_head).where(audit_head.c.id == 1).values(seq=seq, hash=new_hash))
 
 
-def record_digest(verdict_json: str, events_json: str) -> str:
-    """What a verdict's audit entry pins down: the stored verdict and the gate's events."""
-    return digest(verdict_json + "\n" + events_json)
+def record_digest(verdict_json: str, events_json: str, run_json: str | None = None) -> str:
+    """What a verdict's audit entry pins down: the stored verdict, the gate's events and how it
+    was decided (a verdict recorded without its run is digested as before there were runs)."""
+    text = verdict_json + "\n" + events_json
+    return digest(text if run_json is None else text + "\n" + run_json)
 
 
 def _events_json(events: Sequence[Event]) -> str:
@@ -529,7 +565,7 @@ def _events_json(events: Sequence[Event]) -> str:
 
 
 def _events(text: str) -> list[Event]:
-    return [Event.model_validate(item) for item in json.loads(text)]
+    return EVENTS.validate_json(text)
 
 
 def _escalation_query() -> Any:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from medgate.backends.fake import FakeModel
+from medgate.backends.pool import ModelPool
 from medgate.config import HRSConfig, SettingOrigin, load_config
 from medgate.eval.calibrate import (
     CalibrationArtifact,
@@ -20,7 +21,7 @@ from medgate.eval.calibrate import (
     evaluate,
     save_artifact,
 )
-from medgate.pipeline import ModelPool, build_hrs_gate
+from medgate.pipeline import build_hrs_gate
 
 
 def s(e: float, p: float, ok: bool) -> Scored:
@@ -104,7 +105,7 @@ def test_an_explicit_threshold_equal_to_the_default_is_not_overridden() -> None:
 
 def _fake_pool(monkeypatch: pytest.MonkeyPatch) -> FakeModel:
     fake = FakeModel("fake:m")
-    monkeypatch.setattr(ModelPool, "get", lambda self, spec: fake)
+    monkeypatch.setattr(ModelPool, "get", lambda self, spec, role=None: fake)
     return fake
 
 

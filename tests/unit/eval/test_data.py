@@ -15,7 +15,8 @@ from medgate.eval.data import (
     stratified_split,
     training_corpus,
 )
-from medgate.hrs import BM25Index, HRSGate, RetrievalOrchestrator
+from medgate.hrs import BM25Index, RetrievalOrchestrator
+from medgate.hrs.gate import HRSGate
 from medgate.records import LabelSet
 
 from .helpers import scripted_answerer, write_dataset

@@ -24,12 +24,15 @@ from collections.abc import Callable, Sequence
 
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
-from medgate.careguard import CareGuardGate, Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, HRSConfig
 from medgate.events import Event, EventSink, Gate, discard
-from medgate.hrs import HRSGate, ModelOrchestrator
-from medgate.records import Case, Verdict
-from medgate.routing import RoutingGate
+from medgate.hrs import ModelOrchestrator
+from medgate.hrs.gate import HRSGate
+from medgate.pipeline import RoutingGate
+from medgate.records import Case
+from medgate.verdict import Verdict
 
 HELD_REASONING = "Two small trials disagree, and the larger one was stopped early."
 ORCHESTRATOR_RATIONALE = "The abstract does not settle mortality; a clinician should judge."

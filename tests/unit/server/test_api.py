@@ -27,6 +27,7 @@ from service_gate import (
 )
 from service_support import Keys, running_server, service_config
 
+from medgate.case_record import CaseRecord
 from medgate.redaction import ESCALATED_REASON, FAILED_STEP
 from medgate.server import create_app
 from medgate.store import EscalationState, Role, Store
@@ -39,6 +40,7 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any] | None, set[str]]] = [
     ("POST", "/v1/check", {"question": GENERAL}, {"client"}),
     ("POST", "/v1/ask/stream", {"question": GENERAL}, {"client"}),
     ("GET", f"/v1/verdicts/{ESC}", None, {"client", "clinician", "admin"}),
+    ("GET", f"/v1/verdicts/{ESC}/record", None, {"clinician", "admin"}),
     ("GET", "/v1/escalations", None, {"clinician"}),
     ("GET", f"/v1/escalations/{ESC}", None, {"clinician"}),
     ("POST", f"/v1/escalations/{ESC}/claim", None, {"clinician"}),
@@ -188,6 +190,22 @@ def test_released_verdict_is_committed_and_readable(
     assert got.json()["released_answer"] == body["verdict"]["answer"]
 
 
+def test_reviewers_read_a_verdicts_whole_case_record(
+    client: TestClient, keys: Keys, store: Store
+) -> None:
+    body = check(client, keys, GENERAL)
+    got = client.get(f"/v1/verdicts/{body['verdict_id']}/record", headers=keys.auth(keys.admin))
+    assert got.status_code == 200, got.text
+    record = CaseRecord.model_validate(got.json())
+    assert record.id == body["verdict_id"] and record.run.entry == "serve"
+    assert list(record.verdict.trace.stages) == ["route", "careguard"]
+    assert [e.kind.value for e in record.events][-1] == "decision"
+    assert record.usage["sra"].calls == 1 and record.usage["hra"].calls == 1
+    assert record == store.get_record(body["verdict_id"])
+    missing = client.get("/v1/verdicts/nope/record", headers=keys.auth(keys.clinician))
+    assert missing.status_code == 404
+
+
 def test_verdicts_are_private_to_the_submitting_client_key(
     client: TestClient, keys: Keys, store: Store
 ) -> None:
@@ -271,7 +289,7 @@ def test_stream_sends_no_model_text_before_the_decision(client: TestClient, keys
         "triage",
         "answer",
         "signals",
-        "safety",
+        "claims",
         "safety",
         "decision",
     ]

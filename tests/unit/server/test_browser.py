@@ -61,7 +61,7 @@ def test_ask_then_approve_as_clinician(
     assert "No sources cited" in browser.find_element(By.ID, "warnings").text
     assert "not a substitute" in browser.find_element(By.ID, "disclaimer").text
     kinds = [e.text.split(" ")[0] for e in browser.find_elements(By.CSS_SELECTOR, "#events li")]
-    assert kinds == ["route", "triage", "answer", "signals", "safety", "safety", "decision"]
+    assert kinds == ["route", "triage", "answer", "signals", "claims", "safety", "decision"]
 
     # A closed research question the HRS gate escalates: nothing the model wrote is on the page.
     ask(browser, ESCALATING, "yes,no,maybe")

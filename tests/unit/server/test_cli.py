@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 
 from medgate.cli.server import load_gate_factory, register
 from medgate.errors import ConfigError
-from medgate.records import Case, Status, Verdict
+from medgate.records import Case, Status
 from medgate.store import EscalationState, Role, Store
 from medgate.store.schema import audit_log
+from medgate.verdict import Verdict
 
 
 @pytest.fixture

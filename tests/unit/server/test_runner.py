@@ -12,7 +12,8 @@ from tests.unit.hrs_helpers import CONFIDENT, completion, hrs_config
 
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
-from medgate.hrs import HRSGate, ModelOrchestrator
+from medgate.hrs import ModelOrchestrator
+from medgate.hrs.gate import HRSGate
 from medgate.records import Case, LabelSet, Status
 from medgate.server.runner import GateOutcome, GateRunner, SlotLease
 

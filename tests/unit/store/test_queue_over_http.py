@@ -8,17 +8,20 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from medgate.config import MedgateConfig
-from medgate.events import Event, EventKind, EventSink, discard
-from medgate.records import Case, Status, Verdict
+from medgate.events import DecisionEvent, EventSink, GateDecision, discard
+from medgate.records import Case, Status
 from medgate.server import create_app
 from medgate.store import EscalationState, Role, Store
+from medgate.verdict import Verdict
 
 
 class EscalatingGate:
     """Holds every case for a clinician."""
 
     def check(self, case: Case, events: EventSink = discard) -> Verdict:
-        events(Event(kind=EventKind.DECISION, stage="test", data={}))
+        events(
+            DecisionEvent(stage="test", data=GateDecision(status=Status.ESCALATED, reason="held"))
+        )
         return Verdict(status=Status.ESCALATED, reason="always held", case=case)
 
 

@@ -12,7 +12,7 @@ from sqlalchemy import delete, select, text, update
 from tests.unit.audit_tamper import rebuild_chain_with
 
 from medgate.errors import InputError
-from medgate.records import Case, HeldBackAnswer, Status, Verdict
+from medgate.records import Case, HeldBackAnswer, Status
 from medgate.store import (
     LATEST_VERSION,
     ConflictError,
@@ -24,7 +24,15 @@ from medgate.store import (
     current_version,
     migrate,
 )
-from medgate.store.schema import api_keys, audit_head, audit_log, escalations, verdicts
+from medgate.store.schema import (
+    api_keys,
+    audit_head,
+    audit_log,
+    case_runs,
+    escalations,
+    verdicts,
+)
+from medgate.verdict import Verdict
 
 HELD_BACK = HeldBackAnswer(answer="yes", reasoning="Two small trials agree.", source="hrs round 0")
 
@@ -378,14 +386,44 @@ def test_audit_detects_an_edited_verdict(store: Store) -> None:
 
 
 def test_audit_detects_edited_events(store: Store) -> None:
-    from medgate.events import Event, EventKind
+    from medgate.events import AnswerEvent, DraftAnswer
 
-    draft = Event(kind=EventKind.ANSWER, stage="hrs", data={"text": "Maybe."})
+    draft = AnswerEvent(stage="hrs", data=DraftAnswer(answer="Maybe."))
     stored = store.record_verdict(verdict(), key_id=None, events=[draft])
     assert stored.escalation is not None
     assert store.get_escalation(stored.escalation.id).events == [draft]
     with store.engine.begin() as conn:
         conn.execute(update(verdicts).where(verdicts.c.id == stored.id).values(events_json="[]"))
+    report = store.verify_audit()
+    assert any("changed after it was recorded" in p for p in report.problems), report.problems
+
+
+def test_a_verdict_recorded_with_its_run_reads_back_as_its_case_record(store: Store) -> None:
+    from medgate.backends.pool import ModelInfo
+    from medgate.case_record import RunInfo
+    from medgate.config import load_config
+    from medgate.events import AnswerEvent, DraftAnswer
+
+    run = RunInfo.of(
+        "serve", load_config(model="fake"), {"answerer": ModelInfo(spec="fake", name="fake")}
+    )
+    draft = AnswerEvent(stage="hrs", data=DraftAnswer(answer="yes"))
+    stored = store.record_verdict(verdict(), key_id=None, events=[draft], run=run)
+    record = store.get_record(stored.id)
+    assert (record.id, record.created_at) == (stored.id, stored.created_at)
+    assert record.run == run and record.events == [draft] and record.verdict == verdict()
+    assert store.verify_audit().ok
+    bare = store.record_verdict(verdict(), key_id=None)
+    assert store.get_verdict(bare.id).run is None
+    with pytest.raises(NotFoundError, match="without how it was decided"):
+        store.get_record(bare.id)
+    # how a verdict was decided is pinned by its audit entry like the verdict itself
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(case_runs)
+            .where(case_runs.c.verdict_id == stored.id)
+            .values(run_json=run.model_copy(update={"profile": "hrs"}).model_dump_json())
+        )
     report = store.verify_audit()
     assert any("changed after it was recorded" in p for p in report.problems), report.problems
 

@@ -125,11 +125,11 @@ function summarise(item) {
     case "signals":
       return Object.entries(d).filter(([, s]) => s && typeof s.value === "number")
         .map(([name, s]) => `${name} ${s.value.toFixed(3)}`).join(", ");
-    case "safety":
-      if (d.sra || d.hra) {
-        const score = (a) => (a && a.ran ? a.score : "off");
-        return `SRA ${score(d.sra)}, HRA ${score(d.hra)}: ${d.passed ? "passed" : "not passed"}`;
-      }
+    case "safety": {
+      const score = (a) => (a && a.ran ? a.score : "off");
+      return `SRA ${score(d.sra)}, HRA ${score(d.hra)}: ${d.passed ? "passed" : "not passed"}`;
+    }
+    case "claims":
       return `${d.flag_count || 0} claim flags (${d.high_severity_count || 0} high)`;
     case "decision": return d.status;
     case "error": return d.error || "error";

@@ -1,0 +1,66 @@
+"""The models one assembled gate uses, each loaded once, and which role each one serves.
+
+Roles configured with the same spec (say the answerer and the orchestrator on the embedded model)
+share one loaded model. The pool remembers which role asked for which spec, so that a case's
+record can say exactly which model (and which weights) played each part.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from medgate.backends.base import LanguageModel, WhiteBoxModel
+from medgate.backends.registry import create_model
+from medgate.config import MedgateConfig
+from medgate.errors import ConfigError
+from medgate.records import Record
+
+
+class ModelInfo(Record):
+    """One model as a case record names it."""
+
+    spec: str = Field(
+        description="The model spec as configured (e.g. 'embedded:qwen2.5-coder-0.5b')."
+    )
+    name: str = Field(description="The loaded model's own name.")
+    fingerprint: str | None = Field(
+        default=None,
+        description="The exact weights (a sha256) where medgate can see them; None for a model "
+        "behind a server.",
+    )
+
+
+class ModelPool:
+    """Creates each configured model once and hands the same instance to every role using it."""
+
+    def __init__(self, config: MedgateConfig) -> None:
+        self.config = config
+        self._models: dict[str, LanguageModel] = {}
+        self._roles: dict[str, str] = {}
+
+    def get(self, spec: str, *, role: str | None = None) -> LanguageModel:
+        """The model ``spec`` names, loaded on first use; ``role`` says what it is used for."""
+        if spec not in self._models:
+            self._models[spec] = create_model(spec, self.config)
+        if role is not None:
+            self._roles[role] = spec
+        return self._models[spec]
+
+    def white_box(self, spec: str, *, role: str | None = None) -> WhiteBoxModel:
+        """The model ``spec`` names, which must let medgate read its probabilities."""
+        model = self.get(spec, role=role)
+        if not isinstance(model, WhiteBoxModel):
+            raise ConfigError(
+                f"{spec} cannot be the {role or 'answerer'}: the HRS signals need a white-box "
+                "backend (llamacpp, embedded, transformers)"
+            )
+        return model
+
+    def roles(self) -> dict[str, ModelInfo]:
+        """Each role asked for so far, and the model serving it."""
+        return {role: self.info(spec) for role, spec in self._roles.items()}
+
+    def info(self, spec: str) -> ModelInfo:
+        model = self._models[spec]
+        fingerprint = model.fingerprint if isinstance(model, WhiteBoxModel) else None
+        return ModelInfo(spec=spec, name=model.name, fingerprint=fingerprint)
