@@ -48,7 +48,8 @@ def test_the_paper_signals_alone_decide_as_before() -> None:
     traj = Trajectory(iterations=[round_with(entropy=0.1, perplexity=0.1)])
     decision = decide(traj, cfg)
     assert decision is not None and decision.decided_by == ["min_label_mass", "gate_e", "gate_p"]
-    assert decision.reason == "the first answer is confident (entropy and perplexity under the gate)"
+    confident = "the first answer is confident (entropy and perplexity under the gate)"
+    assert decision.reason == confident
 
 
 @pytest.mark.parametrize(
