@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -349,6 +349,11 @@ class CareGuardConfig(Section):
     sra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs SRA <= this.")
     hra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs HRA <= this.")
     use_controller: bool = Field(default=True, description="Off: no triage (ablation).")
+    judges: list[str] = Field(
+        default_factory=lambda: ["sra", "hra"],
+        description="The registered judges (medgate.judges) that assess every draft, in order: "
+        "a draft is released only when each one's score is at most its threshold.",
+    )
     use_sra: bool = Field(default=True, description="Off: SRA not run (ablation).")
     use_hra: bool = Field(default=True, description="Off: HRA not run (ablation).")
     model_triage: bool = Field(
@@ -417,8 +422,26 @@ class MedgateConfig(BaseSettings):
 
     careguard: CareGuardConfig = Field(default_factory=CareGuardConfig)
     log: CaseLogConfig = Field(default_factory=CaseLogConfig)
+    extensions: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict,
+        description="One settings section per plugin component, by the component's name "
+        "([extensions.NAME] in TOML, MEDGATE_EXTENSIONS__NAME__KEY=...), checked against the "
+        "component's own settings model when it is built (MedgateConfig.extension).",
+    )
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
+
+    def extension(self, name: str, settings: type[S]) -> S:
+        """The settings section ``[extensions.NAME]`` as the component's ``settings`` model,
+        its defaults where the section is absent; a typo is an error that names the key."""
+        try:
+            return settings.model_validate(self.extensions.get(name, {}))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(
+                f"invalid setting extensions.{name}.{where}: {first['msg']}"
+            ) from None
 
     def digest(self) -> str:
         """sha256 of the settings that decide verdicts (models, profile, backend options, the

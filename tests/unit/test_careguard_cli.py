@@ -96,5 +96,5 @@ def test_profiles_build_careguard_gates() -> None:
     roles = load_config(model="fake", careguard={"sra_model": "fake:judge"})
     gate = build_gate(roles.model_copy(update={"profile": "careguard"}))
     assert isinstance(gate, CareGuardGate)
-    assert gate.evaluators.sra is not None and gate.evaluators.sra.model.name == "fake:judge"
+    assert gate.evaluators.models == {"sra": "fake:judge", "hra": "fake"}
     assert gate.generator.name == "fake"

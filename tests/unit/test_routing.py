@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from medgate.backends.fake import FakeModel
-from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import (
+    Controller,
+    Evaluators,
+    Generator,
+    HallucinationJudge,
+    SafetyJudge,
+)
 from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, load_config
 from medgate.events import Event, EventKind, EventSink, discard
@@ -87,7 +93,7 @@ class Rig:
         careguard = CareGuardGate(
             Controller(controller),
             Generator(generator),
-            Evaluators(Judge(Evaluator.SRA, sra), Judge(Evaluator.HRA, hra)),
+            Evaluators([SafetyJudge(sra), HallucinationJudge(hra)]),
             CareGuardConfig(),
         )
         self.gate = RoutingGate(research=hrs, patient=careguard)

@@ -24,7 +24,13 @@ from collections.abc import Callable, Sequence
 
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
-from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import (
+    Controller,
+    Evaluators,
+    Generator,
+    HallucinationJudge,
+    SafetyJudge,
+)
 from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, HRSConfig
 from medgate.events import Event, EventSink, Gate, discard
@@ -121,7 +127,7 @@ def scripted_gates() -> tuple[HRSGate, CareGuardGate]:
     careguard = CareGuardGate(
         Controller(FakeModel("controller").script_chat("Patient message", triage, repeat=True)),
         Generator(_generator()),
-        Evaluators(Judge(Evaluator.SRA, _judge("sra")), Judge(Evaluator.HRA, _judge("hra"))),
+        Evaluators([SafetyJudge(_judge("sra")), HallucinationJudge(_judge("hra"))]),
         CareGuardConfig(max_refinements=1),
     )
     return hrs, careguard
