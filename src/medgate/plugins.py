@@ -12,7 +12,7 @@ that does not use a backend never import that backend's heavy dependencies.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
@@ -52,6 +52,13 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._entries()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def get(self, name: str) -> T | None:
+        """The component registered as ``name``, or None when there is none."""
+        return self.load(name) if name in self else None
 
     def load(self, name: str) -> T:
         """The component registered as ``name``; a clear error when there is none."""

@@ -11,21 +11,23 @@ from medgate.backends.pool import ModelPool
 from medgate.backends.registry import BACKENDS
 from medgate.config import load_config
 from medgate.errors import ConfigError, PrerequisiteError
+from medgate.eval.data import DATASETS, dataset_split
 from medgate.hrs.build import build_hrs_gate
 from medgate.hrs.orchestrator import ORCHESTRATORS, ModelOrchestrator, RetrievalOrchestrator
 from medgate.hrs.signals import SIGNALS, build_signals
 from medgate.pipeline import PROFILES, build_gate
 from medgate.plugins import Registry
-from medgate.records import Case
+from medgate.records import Case, LabelSet
 from tests.plugins import install_plugin
 
 PLUGIN = """
 from typing import ClassVar, Literal
 
 from medgate.events import DecisionEvent, GateDecision, discard
+from medgate.eval.data import EvalItem
 from medgate.hrs.orchestrator import Action, OrchestratorStep
 from medgate.hrs.signals import Need
-from medgate.records import SignalValue, Status
+from medgate.records import LabelSet, SignalValue, Status
 from medgate.verdict import ExtensionReport, Trace, Verdict
 
 
@@ -66,6 +68,24 @@ class Refuser:
 
 def refuser(config, pool):
     return Refuser()
+
+
+class Tiny:
+    name = "tiny"
+    labels = LabelSet.YES_NO
+    train_size = 4
+    test_size = 2
+    description = "six items written for this test"
+
+    def load(self, data_dir):
+        return [
+            EvalItem(id=f"t{i}", question=f"Is {i} even?", gold="yes" if i % 2 == 0 else "no",
+                     labels=LabelSet.YES_NO)
+            for i in range(6)
+        ]
+
+
+TINY = Tiny()
 """
 
 
@@ -83,6 +103,7 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "medgate.orchestrators": {"silent": "medgate_testplugin:silent"},
             "medgate.profiles": {"refuser": "medgate_testplugin:refuser"},
             "medgate.backends": {"broken": "medgate_testplugin_missing:Backend"},
+            "medgate.datasets": {"tiny": "medgate_testplugin:TINY"},
         },
     )
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -93,6 +114,8 @@ def test_medgate_registers_its_own_components_through_entry_points() -> None:
     assert {"entropy", "perplexity", "ambiguity", "rarity", "token_length"} <= set(SIGNALS.names())
     assert {"self", "retrieval"} <= set(ORCHESTRATORS.names())
     assert {"fake", "llamacpp", "embedded", "hf", "openai"} <= set(BACKENDS.names())
+    assert {"pubmedqa-l", "pubmedqa-a", "bioasq"} <= set(DATASETS.names())
+    assert DATASETS.load("bioasq").labels is LabelSet.YES_NO
     assert PROFILES.targets()["route"] == "medgate.pipeline:build_routing_gate"
 
 
@@ -122,6 +145,13 @@ def test_a_plugins_signal_and_orchestrator_join_the_hrs_gate() -> None:
     assert gate.orchestrator.name == "silent"
     with pytest.raises(ConfigError, match="calls itself 'something_else'"):
         build_signals(["misnamed"])
+
+
+@pytest.mark.usefixtures("plugin")
+def test_a_plugins_dataset_is_split_like_medgates_own(tmp_path: Path) -> None:
+    split = dataset_split("tiny", tmp_path)
+    assert len(split.test) == 2 and len(split.train) == 4
+    assert {i.gold for i in split.test} == {"yes", "no"}  # stratified
 
 
 @pytest.mark.usefixtures("plugin")

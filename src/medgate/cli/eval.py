@@ -16,7 +16,10 @@ from medgate.config import load_config
 DatasetOpt = Annotated[
     str,
     typer.Option(
-        "--dataset", "-d", help="pubmedqa-l, pubmedqa-a, bioasq, or jsonl:PATH[::yes,no]."
+        "--dataset",
+        "-d",
+        help="pubmedqa-l, pubmedqa-a, bioasq or another registered dataset (medgate.datasets), "
+        "or jsonl:PATH[::yes,no].",
     ),
 ]
 SplitOpt = Annotated[str, typer.Option(help="train or test (stratified, seeded 80/20 split).")]
