@@ -11,7 +11,8 @@ which kind of question is in docs/architecture.md:
 
 Models come from a :class:`~medgate.backends.pool.ModelPool`, so roles configured with the same
 spec share one loaded model and a case's record can name the model behind each role. Every entry
-point that decides cases (``ask``, ``care``, ``serve``) builds its gate here.
+point that decides cases (``ask``, ``care``, ``serve``, ``eval gate``) builds its gate here; the
+HRS experiments record the HRS gate's trajectories for replay instead (:mod:`medgate.eval`).
 """
 
 from __future__ import annotations
