@@ -125,3 +125,14 @@ class Verdict(Record):
         description="The model's answer when the gate did not release it; for clinicians only.",
     )
     trace: Trace = Field(default_factory=Trace)
+
+
+def held_for_a_clinician(case: Case, failure: str) -> Verdict:
+    """The verdict of a case whose check broke: escalated, nothing released, the failure kept.
+    For gates that combine others and do not rely on them failing closed themselves."""
+    return Verdict(
+        status=Status.ESCALATED,
+        reason="the safety check did not complete, so the case is held for a clinician",
+        case=case,
+        trace=Trace(errors=[failure]),
+    )

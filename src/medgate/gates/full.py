@@ -48,7 +48,7 @@ from medgate.hrs.decision import HRSReport
 from medgate.records import Case, HeldBackAnswer, Status, Timing
 from medgate.routing import STAGE as ROUTE_STAGE
 from medgate.routing import Route, choose_route
-from medgate.verdict import Trace, Verdict
+from medgate.verdict import Trace, Verdict, held_for_a_clinician
 
 STAGE = "full"
 
@@ -90,12 +90,7 @@ class FullPipeline:
         except Exception as exc:  # the gates fail closed themselves; this one does not rely on it
             failure = f"the full pipeline raised {type(exc).__name__}: {exc}"
             events(ErrorEvent(stage=STAGE, data=Failure(error=failure)))
-            verdict = Verdict(
-                status=Status.ESCALATED,
-                reason="the safety check did not complete, so the case is held for a clinician",
-                case=case,
-                trace=Trace(errors=[failure]),
-            )
+            verdict = held_for_a_clinician(case, failure)
         trace = verdict.trace.with_report(choice)
         total = Timing(stage=f"{STAGE}.total", seconds=time.perf_counter() - t0)
         trace = trace.model_copy(update={"timings": [*trace.timings, total]})

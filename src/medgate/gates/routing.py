@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from medgate.events import ErrorEvent, EventSink, Failure, Gate, RouteEvent, discard
-from medgate.records import Case, Status
+from medgate.records import Case
 from medgate.routing import STAGE as ROUTE_STAGE
 from medgate.routing import Route, choose_route
-from medgate.verdict import Trace, Verdict
+from medgate.verdict import Verdict, held_for_a_clinician
 
 
 class RoutingGate:
@@ -24,10 +24,5 @@ class RoutingGate:
         except Exception as exc:  # gates fail closed themselves; this one does not rely on it
             failure = f"{choice.route.value} gate raised {type(exc).__name__}: {exc}"
             events(ErrorEvent(stage=ROUTE_STAGE, data=Failure(error=failure)))
-            verdict = Verdict(
-                status=Status.ESCALATED,
-                reason="the safety check did not complete, so the case is held for a clinician",
-                case=case,
-                trace=Trace(errors=[failure]),
-            )
+            verdict = held_for_a_clinician(case, failure)
         return verdict.model_copy(update={"trace": verdict.trace.with_report(choice)})
