@@ -40,6 +40,7 @@ from medgate.careguard.evaluation import (
     score_item,
     spread,
 )
+from medgate.careguard.gate import screening_questions
 from medgate.config import load_config
 from medgate.records import Case, Status
 
@@ -73,8 +74,7 @@ def run_one(gate: Any, item: EvalItem, config: str) -> ItemResult:
     for _ in range(3):
         if verdict.status is not Status.NEEDS_CONTEXT:
             break
-        triage = verdict.trace.stages["careguard"]["triage"]
-        fields = [q["field"] for q in triage["questions"]]
+        fields = [q.field.value for q in screening_questions(verdict)]
         asked.extend(fields)
         patient.update({f: DEFAULT_ANSWERS[f] for f in fields})
         verdict = gate.check(Case(question=item.question, case_id=item.id, patient=patient))

@@ -30,9 +30,21 @@ from typing import Any
 
 import httpx
 
+from medgate.careguard.triage import no_triage
+from medgate.claims.safety_check import check_safety
 from medgate.config import MedgateConfig
-from medgate.events import Event, EventKind, EventSink, discard
-from medgate.records import Case, Status
+from medgate.events import (
+    AnswerEvent,
+    ClaimsEvent,
+    DecisionEvent,
+    DraftAnswer,
+    EventSink,
+    GateDecision,
+    SignalsEvent,
+    TriageEvent,
+    discard,
+)
+from medgate.records import Case, SignalValue, Status
 from medgate.store import EscalationState, NotFoundError, Role, Store
 from medgate.verdict import Verdict
 
@@ -47,14 +59,15 @@ class FakeGate:
     def check(self, case: Case, events: EventSink = discard) -> Verdict:
         bucket = int(hashlib.sha256(case.question.encode()).hexdigest()[:8], 16) % 1000
         escalate = bucket < self.escalate_share * 1000
-        events(Event(kind=EventKind.TRIAGE, stage="fake", data={"category": "general"}))
+        events(TriageEvent(stage="fake", data=no_triage()))
         time.sleep(self.delay_s / 2)
-        events(Event(kind=EventKind.ANSWER, stage="fake", iteration=0, data={"text": "Yes."}))
-        events(Event(kind=EventKind.SIGNALS, stage="fake", iteration=0, data={"entropy": 0.5}))
+        events(AnswerEvent(stage="fake", iteration=0, data=DraftAnswer(answer="Yes.")))
+        entropy = SignalValue(name="entropy", value=0.5, layer="decision")
+        events(SignalsEvent(stage="fake", iteration=0, data={"entropy": entropy}))
         time.sleep(self.delay_s / 2)
-        events(Event(kind=EventKind.SAFETY, stage="fake", data={"flags": [], "warnings": []}))
+        events(ClaimsEvent(stage="fake", data=check_safety("Yes.", [])))
         status = Status.ESCALATED if escalate else Status.RELEASED
-        events(Event(kind=EventKind.DECISION, stage="fake", data={"status": status.value}))
+        events(DecisionEvent(stage="fake", data=GateDecision(status=status, reason="fake gate")))
         return Verdict(
             status=status,
             answer=None if escalate else "Yes.",

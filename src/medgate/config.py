@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -59,13 +59,6 @@ class RevertRule(StrEnum):
     """Label-free and deployable: a flipped label goes to a clinician."""
     ACCEPT = "accept"
     """Accept the refined label (no protection)."""
-
-
-class KnowledgeSource(StrEnum):
-    SELF = "self"
-    """The orchestrator model's own knowledge (the paper)."""
-    RETRIEVAL = "retrieval"
-    """BM25 over a local JSONL corpus; every fact carries its source id."""
 
 
 class Section(BaseModel):
@@ -128,6 +121,15 @@ def overlay(
     return updated, result
 
 
+class SignalThresholds(Section):
+    """The thresholds of one decision-layer signal, as the decision rule reads them by name."""
+
+    gate: float = Field(ge=0, le=1, description="The baseline gate: release under this (Eq. 7).")
+    success: float = Field(
+        ge=0, le=1, description="The success rule after a knowledge round (Algorithm 1 / Eq. 6)."
+    )
+
+
 class HRSConfig(Section):
     """The Hallucination Risk Scoring gate."""
 
@@ -163,7 +165,12 @@ class HRSConfig(Section):
     samples: int = Field(default=3, ge=2, le=10, description="Ambiguity samples (Eq. 3).")
     sample_temperature: float = Field(default=0.3, gt=0, le=2)
     seed: int = Field(default=42, description="Base seed for the ambiguity samples.")
-    knowledge: KnowledgeSource = KnowledgeSource.SELF
+    knowledge: str = Field(
+        default="self",
+        description="The registered orchestrator that injects knowledge (medgate.orchestrators): "
+        "'self' (the orchestrator model's own knowledge, the paper) or 'retrieval' (BM25 over "
+        "hrs.corpus; every fact carries its source id).",
+    )
     corpus: Path | None = Field(default=None, description="JSONL corpus for retrieval knowledge.")
     facts_per_iteration: int = Field(default=3, ge=1, le=10)
     rarity_artifact: Path | None = Field(
@@ -172,6 +179,12 @@ class HRSConfig(Section):
     signals: list[str] = Field(
         default_factory=lambda: ["entropy", "perplexity", "ambiguity", "rarity", "token_length"],
         description="Registered signal names to compute.",
+    )
+    thresholds: dict[str, SignalThresholds] = Field(
+        default_factory=dict,
+        description="The thresholds of every decision-layer signal besides entropy and "
+        "perplexity (theirs are gate_e/tau_e and gate_p/tau_p), by signal name: each signal "
+        "on the decision layer must be under its thresholds for an answer to be released.",
     )
 
 
@@ -336,6 +349,11 @@ class CareGuardConfig(Section):
     sra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs SRA <= this.")
     hra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs HRA <= this.")
     use_controller: bool = Field(default=True, description="Off: no triage (ablation).")
+    judges: list[str] = Field(
+        default_factory=lambda: ["sra", "hra"],
+        description="The registered judges (medgate.judges) that assess every draft, in order: "
+        "a draft is released only when each one's score is at most its threshold.",
+    )
     use_sra: bool = Field(default=True, description="Off: SRA not run (ablation).")
     use_hra: bool = Field(default=True, description="Off: HRA not run (ablation).")
     model_triage: bool = Field(
@@ -404,8 +422,26 @@ class MedgateConfig(BaseSettings):
 
     careguard: CareGuardConfig = Field(default_factory=CareGuardConfig)
     log: CaseLogConfig = Field(default_factory=CaseLogConfig)
+    extensions: dict[str, dict[str, JsonValue]] = Field(
+        default_factory=dict,
+        description="One settings section per plugin component, by the component's name "
+        "([extensions.NAME] in TOML, MEDGATE_EXTENSIONS__NAME__KEY=...), checked against the "
+        "component's own settings model when it is built (MedgateConfig.extension).",
+    )
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
+
+    def extension(self, name: str, settings: type[S]) -> S:
+        """The settings section ``[extensions.NAME]`` as the component's ``settings`` model,
+        its defaults where the section is absent; a typo is an error that names the key."""
+        try:
+            return settings.model_validate(self.extensions.get(name, {}))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(
+                f"invalid setting extensions.{name}.{where}: {first['msg']}"
+            ) from None
 
     def digest(self) -> str:
         """sha256 of the settings that decide verdicts (models, profile, backend options, the

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BeforeValidator, Field, TypeAdapter
+from pydantic import BeforeValidator, Field, TypeAdapter, model_validator
 
-from medgate.careguard.records import Assessment, Triage
+from medgate.careguard.records import Assessment, Triage, judges_by_name
 from medgate.claims.safety_check import SafetyCheck
 from medgate.hrs.knowledge import Fact
 from medgate.records import Case, Record, SignalValue, Status
@@ -86,14 +86,18 @@ class ClaimsEvent(EventBase):
 
 
 class JudgeScores(Record):
-    """CareGuard's evaluators on one draft, and whether the draft passed."""
+    """CareGuard's judges on one draft, and whether the draft passed."""
 
-    sra: Assessment
-    hra: Assessment
+    assessments: dict[str, Assessment] = Field(description="Each judge's assessment, by judge.")
     blocking_claims: list[str] = Field(
         default_factory=list, description="High-severity uncited claims that stop a release."
     )
     passed: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_judges(cls, data: Any) -> Any:
+        return judges_by_name(data)
 
 
 class SafetyEvent(EventBase):

@@ -100,8 +100,10 @@ class EventView(Record):
 
 
 #: An allow-list spec: for a mapping, which keys are kept and how each value is projected.
-#: ``True`` keeps a JSON scalar or a list of scalars (never a mapping); a dict recurses.
+#: ``True`` keeps a JSON scalar or a list of scalars (never a mapping); a dict recurses. The key
+#: ``"*"`` projects every key of a mapping keyed by data (each judge's name) with one rule.
 Spec: TypeAlias = Mapping[str, "bool | Spec"]
+EVERY = "*"
 
 _SIGNAL: Spec = {"name": True, "value": True, "layer": True, "status": True, "note": True}
 _SCORE: Spec = {"evaluator": True, "score": True, "ran": True}
@@ -128,9 +130,8 @@ _EVENTS: dict[EventKind, Spec] = {
         "disclaimer_present": True,
     },
     EventKind.SAFETY: {
-        # CareGuard's evaluators: scores only; their justifications quote the draft.
-        "sra": _SCORE,
-        "hra": _SCORE,
+        # CareGuard's judges: scores only; their justifications quote the draft.
+        "assessments": {EVERY: _SCORE},
         "passed": True,
     },
 }
@@ -141,6 +142,8 @@ def _is_scalar(value: Any) -> bool:
 
 
 def _project(data: Mapping[str, Any], spec: Spec) -> dict[str, Any]:
+    if EVERY in spec:
+        spec = {str(key): spec[EVERY] for key in data}
     out: dict[str, Any] = {}
     for key, rule in spec.items():
         if key not in data:

@@ -1,11 +1,13 @@
 """The verdict that goes out: a status, what the user sees, why, and the trace behind it.
 
 Every stage reports in its own typed record, tagged by its ``stage`` field: the route
-(:class:`~medgate.routing.RouteChoice`), HRS (:class:`~medgate.hrs.decision.HRSReport`) and
+(:class:`~medgate.routing.RouteChoice`), HRS (:class:`~medgate.hrs.decision.HRSReport`),
 CareGuard (:class:`~medgate.careguard.records.CareGuardReport`, whose rounds carry the claims
-layer's checks). :data:`StageReport` is their discriminated union, so a verdict read back from
-JSON (the case log, the store, an evaluation run) gives back the same typed reports its gate
-wrote. A stage from outside medgate reports as an :class:`ExtensionReport`.
+layer's checks) and the full pipeline's HRS check
+(:class:`~medgate.gates.records.HRSCheck`). :data:`StageReport` is their discriminated
+union, so a verdict read back from JSON (the case log, the store, an evaluation run) gives back
+the same typed reports its gate wrote. A stage from outside medgate reports as an
+:class:`ExtensionReport`.
 
 This module sits above the stages' records and below the gates: the gates import it, it imports
 only their records.
@@ -18,6 +20,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Discriminator, Field, JsonValue, Tag, model_validator
 
 from medgate.careguard.records import CareGuardReport
+from medgate.gates.records import HRSCheck
 from medgate.hrs.decision import HRSReport
 from medgate.records import Case, HeldBackAnswer, Record, SignalValue, Status, Timing, Usage
 from medgate.routing import RouteChoice
@@ -35,6 +38,7 @@ BUILT_IN_STAGES: dict[str, type[Record]] = {
     "route": RouteChoice,
     "hrs": HRSReport,
     "careguard": CareGuardReport,
+    "hrs_check": HRSCheck,
 }
 _EXTENSION = "extension"
 
@@ -48,6 +52,7 @@ StageReport = Annotated[
     Annotated[RouteChoice, Tag("route")]
     | Annotated[HRSReport, Tag("hrs")]
     | Annotated[CareGuardReport, Tag("careguard")]
+    | Annotated[HRSCheck, Tag("hrs_check")]
     | Annotated[ExtensionReport, Tag(_EXTENSION)],
     Discriminator(_stage_tag),
 ]
@@ -120,3 +125,14 @@ class Verdict(Record):
         description="The model's answer when the gate did not release it; for clinicians only.",
     )
     trace: Trace = Field(default_factory=Trace)
+
+
+def held_for_a_clinician(case: Case, failure: str) -> Verdict:
+    """The verdict of a case whose check broke: escalated, nothing released, the failure kept.
+    For gates that combine others and do not rely on them failing closed themselves."""
+    return Verdict(
+        status=Status.ESCALATED,
+        reason="the safety check did not complete, so the case is held for a clinician",
+        case=case,
+        trace=Trace(errors=[failure]),
+    )

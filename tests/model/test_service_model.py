@@ -17,7 +17,13 @@ import httpx
 import pytest
 
 from medgate.backends.llamacpp import LlamaCppModel
-from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import (
+    Controller,
+    Evaluators,
+    Generator,
+    HallucinationJudge,
+    SafetyJudge,
+)
 from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, HRSConfig
 from medgate.hrs import ModelOrchestrator
@@ -69,7 +75,7 @@ def service(tmp_path: Path, embedded: LlamaCppModel) -> Iterator[Service]:
     careguard = CareGuardGate(
         Controller(embedded),
         Generator(embedded),
-        Evaluators(Judge(Evaluator.SRA, embedded), Judge(Evaluator.HRA, embedded)),
+        Evaluators([SafetyJudge(embedded), HallucinationJudge(embedded)]),
         CareGuardConfig(),
     )
     gate = RoutingGate(research=hrs, patient=careguard)

@@ -13,6 +13,7 @@ from medgate.careguard.gate import CareGuardGate
 from medgate.cli import careguard as care_cli
 from medgate.config import load_config
 from medgate.errors import InputError
+from medgate.gates.full import FullPipeline
 from medgate.pipeline import PROFILES, build_gate
 
 
@@ -88,12 +89,12 @@ def test_empty_question_is_an_input_error() -> None:
 
 
 def test_profiles_build_careguard_gates() -> None:
-    assert {"careguard", "full"} <= set(PROFILES)
-    for profile in ("careguard", "full"):
-        gate = build_gate(load_config(model="fake", profile=profile))
-        assert isinstance(gate, CareGuardGate)
+    assert {"careguard", "full"} <= set(PROFILES.names())
+    assert isinstance(build_gate(load_config(model="fake", profile="careguard")), CareGuardGate)
+    full = build_gate(load_config(model="fake", profile="full"))
+    assert isinstance(full, FullPipeline) and isinstance(full.careguard, CareGuardGate)
     roles = load_config(model="fake", careguard={"sra_model": "fake:judge"})
     gate = build_gate(roles.model_copy(update={"profile": "careguard"}))
     assert isinstance(gate, CareGuardGate)
-    assert gate.evaluators.sra is not None and gate.evaluators.sra.model.name == "fake:judge"
+    assert gate.evaluators.models == {"sra": "fake:judge", "hra": "fake"}
     assert gate.generator.name == "fake"

@@ -10,7 +10,15 @@ import pytest
 
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
-from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge, RiskCategory
+from medgate.careguard import (
+    Controller,
+    Evaluators,
+    Generator,
+    HallucinationJudge,
+    RiskCategory,
+    SafetyJudge,
+    SwitchedOff,
+)
 from medgate.careguard.categories import (
     CRISIS_GUIDANCE,
     EMERGENCY_GUIDANCE,
@@ -65,8 +73,14 @@ class Rig:
             Controller(self.controller_model),
             Generator(self.generator_model),
             Evaluators(
-                Judge(Evaluator.SRA, self.sra_model) if cfg.use_sra else None,
-                Judge(Evaluator.HRA, self.hra_model) if cfg.use_hra else None,
+                [
+                    SafetyJudge(self.sra_model, threshold=cfg.sra_threshold)
+                    if cfg.use_sra
+                    else SwitchedOff("sra"),
+                    HallucinationJudge(self.hra_model, threshold=cfg.hra_threshold)
+                    if cfg.use_hra
+                    else SwitchedOff("hra"),
+                ]
             ),
             cfg,
         )
@@ -411,8 +425,7 @@ def test_the_evaluator_timeout_bounds_the_wait_and_the_late_reply_is_ignored() -
         Controller(rig.controller_model),
         Generator(rig.generator_model),
         Evaluators(
-            Judge(Evaluator.SRA, rig.sra_model),
-            Judge(Evaluator.HRA, rig.hra_model),
+            [SafetyJudge(rig.sra_model), HallucinationJudge(rig.hra_model)],
             timeout_s=cfg.evaluator_timeout_s,
         ),
         cfg,

@@ -98,8 +98,10 @@ def test_a_blocked_careguard_case_shows_the_refusal_but_no_draft() -> None:
     safety = [client_event(e) for e in events if e.kind is EventKind.SAFETY]
     careguard = [e.data for e in safety if e is not None and e.stage == "careguard"]
     assert careguard[0] == {
-        "sra": {"evaluator": "sra", "score": 4, "ran": True},
-        "hra": {"evaluator": "hra", "score": 2, "ran": True},
+        "assessments": {
+            "sra": {"evaluator": "sra", "score": 4, "ran": True},
+            "hra": {"evaluator": "hra", "score": 2, "ran": True},
+        },
         "passed": False,
     }
     claims = [client_event(e) for e in events if e.kind is EventKind.CLAIMS]

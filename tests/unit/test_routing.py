@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from medgate.backends.fake import FakeModel
-from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import (
+    Controller,
+    Evaluators,
+    Generator,
+    HallucinationJudge,
+    SafetyJudge,
+)
 from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, load_config
 from medgate.events import Event, EventKind, EventSink, discard
@@ -87,7 +93,7 @@ class Rig:
         careguard = CareGuardGate(
             Controller(controller),
             Generator(generator),
-            Evaluators(Judge(Evaluator.SRA, sra), Judge(Evaluator.HRA, hra)),
+            Evaluators([SafetyJudge(sra), HallucinationJudge(hra)]),
             CareGuardConfig(),
         )
         self.gate = RoutingGate(research=hrs, patient=careguard)
@@ -142,7 +148,7 @@ def test_a_gate_that_raises_is_escalated_with_the_route_kept() -> None:
 def test_route_is_the_default_profile() -> None:
     config = load_config(model="fake")
     assert config.profile == "route"
-    assert {"route", "hrs", "careguard", "full"} <= set(PROFILES)
+    assert {"route", "hrs", "careguard", "full"} <= set(PROFILES.names())
     gate = build_gate(config)
     assert isinstance(gate, RoutingGate)
     assert isinstance(gate.gates[Route.RESEARCH], HRSGate)

@@ -36,6 +36,14 @@ from medgate.backends.base import ChatMessage, ChatReply, renormalise
 from medgate.config import ModelPrice
 from medgate.errors import ConfigError, ModelError, PrerequisiteError
 from medgate.records import Record, Usage
+from medgate.retries import (
+    RETRYABLE_STATUS,
+    GaveUp,
+    Retryable,
+    RetryPolicy,
+    call_with_retries,
+    retry_after,
+)
 
 if TYPE_CHECKING:
     from medgate.config import MedgateConfig
@@ -55,8 +63,8 @@ PRICES: Mapping[str, ModelPrice] = {
 #: OpenAI caps ``top_logprobs`` at 20; other servers accept at least this many.
 MAX_TOP_LOGPROBS = 20
 
-_RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-_MAX_RETRY_AFTER_S = 30.0
+#: The longest a model call waits before trying again, whatever the server's Retry-After says.
+MAX_WAIT_S = 30.0
 
 
 class LabelDistribution(Record):
@@ -144,8 +152,12 @@ class OpenAIBackend:
         self._model = model
         self._api_base = api_base.rstrip("/")
         self._timeout_s = timeout_s
-        self._max_retries = max_retries
-        self._backoff_s = backoff_s
+        self._retries = RetryPolicy(
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            backoff_max_s=MAX_WAIT_S,
+            deadline_s=timeout_s,
+        )
         self._price = price_for(model, {**PRICES, **(prices or {})})
         self._json_schema_supported = True
         headers = {"Content-Type": "application/json"}
@@ -328,41 +340,35 @@ class OpenAIBackend:
         return fallback
 
     def _post(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """POST with retries on 429/5xx/transport errors, all within one per-call deadline."""
-        deadline = time.monotonic() + self._timeout_s
-        attempt = 0
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ModelError(f"{self.name}: no reply within {self._timeout_s:g} s")
-            failure: str
-            retry_after: float | None = None
+        """POST under the retry policy (:mod:`medgate.retries`): retries on 408, 409, 429, 5xx
+        and transport errors, all within one per-call deadline."""
+
+        def attempt(left: float | None) -> dict[str, Any]:
             try:
                 response = self._client.post(
-                    "/chat/completions", json=payload, timeout=httpx.Timeout(remaining)
+                    "/chat/completions", json=payload, timeout=httpx.Timeout(left)
                 )
             except httpx.TimeoutException:
-                failure = f"no reply within {self._timeout_s:g} s"
+                raise Retryable(f"no reply within {self._timeout_s:g} s") from None
             except httpx.TransportError as exc:
-                failure = f"cannot reach {self._api_base} ({exc})"
-            else:
-                if response.status_code == 200:
-                    return self._json_body(response)
-                failure = f"HTTP {response.status_code}: {self._error_message(response)}"
-                if response.status_code == 400 and "response_format" in payload:
-                    fmt = payload["response_format"]
-                    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-                        raise _Rejected(failure)
-                if response.status_code not in _RETRYABLE_STATUS:
-                    raise ModelError(f"{self.name}: {failure}")
-                retry_after = _retry_after(response)
-            if attempt >= self._max_retries:
-                tries = attempt + 1
-                raise ModelError(f"{self.name}: {failure} (gave up after {tries} attempts)")
-            wait = retry_after if retry_after is not None else self._backoff_s * 2**attempt
-            wait = min(wait, _MAX_RETRY_AFTER_S, max(0.0, deadline - time.monotonic()))
-            time.sleep(wait)
-            attempt += 1
+                raise Retryable(f"cannot reach {self._api_base} ({exc})") from None
+            if response.status_code == 200:
+                return self._json_body(response)
+            failure = f"HTTP {response.status_code}: {self._error_message(response)}"
+            if response.status_code == 400 and "response_format" in payload:
+                fmt = payload["response_format"]
+                if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+                    raise _Rejected(failure)
+            if response.status_code in RETRYABLE_STATUS:
+                raise Retryable(failure, retry_after(response))
+            raise ModelError(f"{self.name}: {failure}")
+
+        try:
+            return call_with_retries(attempt, self._retries)
+        except GaveUp as exc:
+            raise ModelError(
+                f"{self.name}: {exc.failure} (gave up after {exc.attempts} attempts)"
+            ) from None
 
     def _json_body(self, response: httpx.Response) -> dict[str, Any]:
         try:
@@ -443,14 +449,3 @@ class OpenAIBackend:
 
 class _Rejected(ModelError):
     """The server refused a ``json_schema`` response format with 400."""
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if seconds >= 0 else None

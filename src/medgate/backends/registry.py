@@ -9,10 +9,10 @@ built-in ones and for third-party plugins.
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Protocol
 
-from medgate.errors import ConfigError, PrerequisiteError
+from medgate.errors import ConfigError
+from medgate.plugins import Registry
 
 if TYPE_CHECKING:
     from medgate.backends.base import LanguageModel
@@ -28,10 +28,19 @@ class BackendFactory(Protocol):
     def from_spec(cls, target: str, config: MedgateConfig) -> LanguageModel: ...
 
 
+def _install_extra(backend: str, group: str) -> str:
+    return f"install it with: pip install 'medgate[{backend}]'"
+
+
+BACKENDS: Registry[BackendFactory] = Registry(
+    ENTRY_POINT_GROUP, "model backend", install_hint=_install_extra
+)
+
+
 @cache
 def available_backends() -> dict[str, str]:
     """Backend names and the import paths that provide them (nothing is imported)."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return BACKENDS.targets()
 
 
 def split_spec(spec: str) -> tuple[str, str]:
@@ -47,17 +56,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 def load_factory(backend: str) -> BackendFactory:
     """Import the factory for ``backend``, explaining what to install when it is missing."""
-    for ep in entry_points(group=ENTRY_POINT_GROUP, name=backend):
-        try:
-            factory: BackendFactory = ep.load()
-        except ImportError as exc:
-            raise PrerequisiteError(
-                f"the {backend!r} backend could not be imported ({exc}); "
-                f"install it with: pip install 'medgate[{backend}]'"
-            ) from exc
-        return factory
-    known = ", ".join(sorted(available_backends())) or "none (is medgate installed?)"
-    raise ConfigError(f"unknown model backend {backend!r}; known backends: {known}")
+    return BACKENDS.load(backend)
 
 
 def create_model(spec: str, config: MedgateConfig) -> LanguageModel:

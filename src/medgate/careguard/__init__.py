@@ -12,7 +12,15 @@ The room's records and parts are here; the gate is :class:`medgate.careguard.gat
 """
 
 from medgate.careguard.categories import Evidence, RiskCategory, match_rules
-from medgate.careguard.evaluators import Evaluators, Judge, JudgeReply
+from medgate.careguard.evaluators import (
+    JUDGES,
+    CareGuardJudge,
+    Evaluators,
+    HallucinationJudge,
+    JudgeReply,
+    SafetyJudge,
+    SwitchedOff,
+)
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import (
     Assessment,
@@ -27,7 +35,9 @@ from medgate.careguard.screening import ContextField, Option, ScreeningQuestion
 from medgate.careguard.triage import Controller
 
 __all__ = [
+    "JUDGES",
     "Assessment",
+    "CareGuardJudge",
     "CareGuardReport",
     "ContextField",
     "Controller",
@@ -36,13 +46,15 @@ __all__ = [
     "Evaluators",
     "Evidence",
     "Generator",
-    "Judge",
+    "HallucinationJudge",
     "JudgeReply",
     "Option",
     "Outcome",
     "RiskCategory",
     "Round",
+    "SafetyJudge",
     "ScreeningQuestion",
+    "SwitchedOff",
     "Triage",
     "match_rules",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from medgate.backends.pool import ModelPool
-from medgate.careguard.evaluators import Evaluators, Judge
+from medgate.careguard.evaluators import JUDGES, CareGuardJudge, Evaluators, SwitchedOff
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
@@ -47,24 +47,13 @@ def build_careguard(
         refine_temperature=cg.refine_temperature,
     )
 
-    def judge(kind: Evaluator, on: bool) -> Judge | None:
-        if not on:
-            return None
-        model = pool.get(cg.spec(kind.value, config.model), role=kind.value)
-        return Judge(kind, model, max_tokens=cg.judge_max_tokens, seed=cg.seed)
-
-    evaluators = Evaluators(
-        judge(Evaluator.SRA, cg.use_sra),
-        judge(Evaluator.HRA, cg.use_hra),
-        judge_weight=cg.judge_weight,
-        timeout_s=cg.evaluator_timeout_s,
-        hra_threshold=cg.hra_threshold,
-    )
+    # The ablations switch medgate's own judges off; a plugin's judge is left out of the list.
+    off: dict[str, bool] = {Evaluator.SRA: not cg.use_sra, Evaluator.HRA: not cg.use_hra}
+    judges: list[CareGuardJudge | SwitchedOff] = [
+        SwitchedOff(name) if off.get(name) else JUDGES.load(name)(config, pool)
+        for name in cg.judges
+    ]
+    evaluators = Evaluators(judges, timeout_s=cg.evaluator_timeout_s)
     # The claims check runs with the configured record store and detector, so an invented
     # citation in a draft is unresolvable rather than support.
     return CareGuardGate(controller, generator, evaluators, cg, build_claims_checker(config))
-
-
-def build_full(config: MedgateConfig, pool: ModelPool) -> CareGuardGate:
-    """CareGuard with the HRS-style signals of a white-box generator and the claim flags."""
-    return build_careguard(config, pool, require_signals=True)

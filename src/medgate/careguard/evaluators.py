@@ -1,11 +1,13 @@
-"""The SRA and HRA evaluators: model judges with explicit rubrics and structured output.
+"""CareGuard's judges: each assesses every draft and returns an :class:`Assessment`.
 
-Each judge replies with JSON ``{"justification": str, "score": 1..5}`` (constrained by the JSON
-schema where the backend can, validated here in every case). A judge that raises, times out or
-returns anything that does not validate counts as the highest risk, 5: it never passes.
-Both run concurrently, and the gate waits for them no longer than the evaluator timeout
-(:func:`run_judges`); the deterministic parts of each score are in
-:mod:`medgate.careguard.scoring`.
+The judges are a list (``careguard.judges``) of components registered under the
+``medgate.judges`` entry-point group, medgate's own as a plugin's: ``sra`` (clinical safety
+risk) and ``hra`` (hallucination risk) are model judges with explicit rubrics and structured
+output. A judge's model part (:meth:`CareGuardJudge.ask`) runs concurrently with the others, and
+the gate waits for them no longer than the evaluator timeout (:func:`run_judges`); its scoring
+part (:meth:`CareGuardJudge.assess`) is deterministic. A judge that raises, times out or replies
+with anything that does not validate counts as the highest risk, 5: it never passes. A draft is
+released only when every judge's score is at most that judge's threshold.
 """
 
 from __future__ import annotations
@@ -13,15 +15,20 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import Field
 
 from medgate.backends.base import ChatMessage, LanguageModel
+from medgate.backends.pool import ModelPool
 from medgate.backends.structured import chat_json
 from medgate.careguard.categories import INSTRUCTIONS
 from medgate.careguard.quoting import quote_block
-from medgate.careguard.records import Assessment, Draft, Evaluator, Triage
+from medgate.careguard.records import Assessment, Draft, Evaluator, Triage, switched_off
 from medgate.careguard.scoring import hra_score, rule_findings, sra_score
+from medgate.config import MedgateConfig
+from medgate.plugins import Registry
 from medgate.records import Case, Record, Usage
 
 SRA_RUBRIC = """Rate the CLINICAL SAFETY RISK of the answer for this patient (ISO 14971 style):
@@ -51,7 +58,7 @@ class JudgeReply(Record):
 
 
 def judge_messages(
-    kind: Evaluator, rubric: str, case: Case, triage: Triage, draft: Draft
+    kind: str, rubric: str, case: Case, triage: Triage, draft: Draft
 ) -> list[ChatMessage]:
     """The judge's prompt; SRA also sees the category's own rules (HRA does not need them)."""
     system = (
@@ -73,52 +80,184 @@ def judge_messages(
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
 
 
-class Judge:
-    """One model judge (SRA or HRA)."""
-
-    def __init__(
-        self, kind: Evaluator, model: LanguageModel, *, max_tokens: int = 90, seed: int = 7
-    ) -> None:
-        self.kind = kind
-        self.model = model
-        self.max_tokens = max_tokens
-        self.seed = seed
-
-    @property
-    def rubric(self) -> str:
-        return SRA_RUBRIC if self.kind is Evaluator.SRA else HRA_RUBRIC
-
-    def ask(self, case: Case, triage: Triage, draft: Draft) -> tuple[JudgeReply, Usage]:
-        reply = chat_json(
-            self.model,
-            judge_messages(self.kind, self.rubric, case, triage, draft),
-            JudgeReply,
-            max_tokens=self.max_tokens,
-            temperature=0.0,
-            seed=self.seed,
-            role=self.kind.value,
-        )
-        return reply.value, reply.usage
-
-
 class JudgeOutcome(Record):
+    """What a judge's model part gave: its reply and usage, or why it failed."""
+
     reply: JudgeReply | None = None
     usage: Usage | None = None
     error: str | None = None
     seconds: float = 0.0
 
 
-def _ask(judge: Judge, case: Case, triage: Triage, draft: Draft) -> JudgeOutcome:
+class CareGuardJudge(Protocol):
+    """One CareGuard judge. ``ask`` is its model part (run concurrently with the other judges',
+    under the evaluator timeout; it may raise); ``assess`` turns what ``ask`` gave (or why it
+    failed) into the assessment, deterministically."""
+
+    @property
+    def name(self) -> str:
+        """The judge's registered name; the assessment's ``evaluator``."""
+        ...
+
+    @property
+    def threshold(self) -> int:
+        """A draft passes this judge when its score is at most this."""
+        ...
+
+    @property
+    def model_name(self) -> str | None:
+        """The model it asks, for the report; None for a judge without one."""
+        ...
+
+    def ask(self, case: Case, triage: Triage, draft: Draft) -> tuple[JudgeReply, Usage] | None:
+        """The model's reply and its usage; None for a judge that asks no model."""
+        ...
+
+    def assess(
+        self, outcome: JudgeOutcome, triage: Triage, draft: Draft, claims_penalty: int
+    ) -> Assessment: ...
+
+
+class JudgeBuilder(Protocol):
+    """What an entry point in ``medgate.judges`` resolves to."""
+
+    def __call__(self, config: MedgateConfig, pool: ModelPool) -> CareGuardJudge: ...
+
+
+JUDGES: Registry[JudgeBuilder] = Registry("medgate.judges", "judge")
+"""CareGuard's judges, by name."""
+
+
+class ModelJudge:
+    """A judge that asks a model for a score of 1-5 against a rubric (SRA, HRA)."""
+
+    name: str = ""
+    rubric: str = ""
+
+    def __init__(
+        self, model: LanguageModel, *, threshold: int = 2, max_tokens: int = 90, seed: int = 7
+    ) -> None:
+        self.model = model
+        self.threshold = threshold
+        self.max_tokens = max_tokens
+        self.seed = seed
+
+    @property
+    def model_name(self) -> str | None:
+        return self.model.name
+
+    def ask(self, case: Case, triage: Triage, draft: Draft) -> tuple[JudgeReply, Usage]:
+        reply = chat_json(
+            self.model,
+            judge_messages(self.name, self.rubric, case, triage, draft),
+            JudgeReply,
+            max_tokens=self.max_tokens,
+            temperature=0.0,
+            seed=self.seed,
+            role=self.name,
+        )
+        return reply.value, reply.usage
+
+
+class SafetyJudge(ModelJudge):
+    """SRA: clinical safety risk, the judge's score floored by the category's rules."""
+
+    name = Evaluator.SRA
+    rubric = SRA_RUBRIC
+
+    def assess(
+        self, outcome: JudgeOutcome, triage: Triage, draft: Draft, claims_penalty: int
+    ) -> Assessment:
+        findings = rule_findings(draft.text, triage.categories)
+        judge = outcome.reply.score if outcome.reply else None
+        return Assessment(
+            evaluator=self.name,
+            score=sra_score(judge, findings),
+            judge_score=judge,
+            justification=outcome.reply.justification if outcome.reply else "",
+            rule_findings=[f for _, f in findings],
+            error=outcome.error,
+            seconds=outcome.seconds,
+            usage=outcome.usage,
+        )
+
+
+class HallucinationJudge(ModelJudge):
+    """HRA: hallucination risk, the judge's score combined with the draft's signals and the
+    claims layer's flags (:func:`medgate.careguard.scoring.hra_score`)."""
+
+    name = Evaluator.HRA
+    rubric = HRA_RUBRIC
+
+    def __init__(
+        self,
+        model: LanguageModel,
+        *,
+        threshold: int = 2,
+        max_tokens: int = 90,
+        seed: int = 7,
+        judge_weight: float = 0.7,
+    ) -> None:
+        super().__init__(model, threshold=threshold, max_tokens=max_tokens, seed=seed)
+        self.judge_weight = judge_weight
+
+    def assess(
+        self, outcome: JudgeOutcome, triage: Triage, draft: Draft, claims_penalty: int
+    ) -> Assessment:
+        judge = outcome.reply.score if outcome.reply else None
+        score, components = hra_score(
+            judge, draft.signals, claims_penalty, self.judge_weight, self.threshold
+        )
+        findings = ["the claims layer flagged a high-severity claim"] if claims_penalty else []
+        return Assessment(
+            evaluator=self.name,
+            score=score,
+            judge_score=judge,
+            justification=outcome.reply.justification if outcome.reply else "",
+            rule_findings=findings,
+            components=components,
+            error=outcome.error,
+            seconds=outcome.seconds,
+            usage=outcome.usage,
+        )
+
+
+def safety_judge(config: MedgateConfig, pool: ModelPool) -> SafetyJudge:
+    """The ``sra`` judge on ``careguard.sra_model`` (default: the answering model)."""
+    cg = config.careguard
+    model = pool.get(cg.spec(Evaluator.SRA, config.model), role=Evaluator.SRA)
+    return SafetyJudge(
+        model, threshold=cg.sra_threshold, max_tokens=cg.judge_max_tokens, seed=cg.seed
+    )
+
+
+def hallucination_judge(config: MedgateConfig, pool: ModelPool) -> HallucinationJudge:
+    """The ``hra`` judge on ``careguard.hra_model`` (default: the answering model)."""
+    cg = config.careguard
+    model = pool.get(cg.spec(Evaluator.HRA, config.model), role=Evaluator.HRA)
+    return HallucinationJudge(
+        model,
+        threshold=cg.hra_threshold,
+        max_tokens=cg.judge_max_tokens,
+        seed=cg.seed,
+        judge_weight=cg.judge_weight,
+    )
+
+
+def _ask(judge: CareGuardJudge, case: Case, triage: Triage, draft: Draft) -> JudgeOutcome:
     t0 = time.perf_counter()
     try:
-        reply, usage = judge.ask(case, triage, draft)
+        asked = judge.ask(case, triage, draft)
+        if asked is None:
+            return JudgeOutcome(seconds=time.perf_counter() - t0)
+        reply, usage = asked
         return JudgeOutcome(reply=reply, usage=usage, seconds=time.perf_counter() - t0)
     except Exception as exc:  # fail closed: the caller scores a failed judge as 5
         return JudgeOutcome(error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
 
 
 def run_judges(
-    judges: Sequence[Judge | None],
+    judges: Sequence[CareGuardJudge | None],
     case: Case,
     triage: Triage,
     draft: Draft,
@@ -156,65 +295,49 @@ def run_judges(
     return outcomes
 
 
+@dataclass(frozen=True)
+class SwitchedOff:
+    """A configured judge that does not run (an ablation): its assessment says so."""
+
+    name: str
+
+
 class Evaluators:
-    """SRA and HRA, either of which may be switched off (ablations)."""
+    """The configured judges, in order (``careguard.judges``), some perhaps switched off."""
 
     def __init__(
-        self,
-        sra: Judge | None,
-        hra: Judge | None,
-        *,
-        judge_weight: float = 0.7,
-        timeout_s: float = 300.0,
-        hra_threshold: int = 2,
+        self, judges: Sequence[CareGuardJudge | SwitchedOff], *, timeout_s: float = 300.0
     ) -> None:
-        self.sra = sra
-        self.hra = hra
-        self.judge_weight = judge_weight
+        self.judges = list(judges)
         self.timeout_s = timeout_s
-        self.hra_threshold = hra_threshold
+
+    def judge(self, name: str) -> CareGuardJudge | None:
+        """The running judge called ``name``, if there is one."""
+        for judge in self.judges:
+            if not isinstance(judge, SwitchedOff) and judge.name == name:
+                return judge
+        return None
+
+    @property
+    def models(self) -> dict[str, str | None]:
+        """Each configured judge's model by judge name; None for one switched off."""
+        return {j.name: None if isinstance(j, SwitchedOff) else j.model_name for j in self.judges}
+
+    def threshold(self, name: str) -> int:
+        """The release threshold of the judge ``name`` (a judge switched off never blocks)."""
+        judge = self.judge(name)
+        return judge.threshold if judge is not None else 5
 
     def assess(
         self, case: Case, triage: Triage, draft: Draft, claims_penalty: int
-    ) -> tuple[Assessment, Assessment]:
-        sra_out, hra_out = run_judges([self.sra, self.hra], case, triage, draft, self.timeout_s)
-        return (
-            self._sra(sra_out, triage, draft),
-            self._hra(hra_out, draft, claims_penalty),
-        )
-
-    def _sra(self, out: JudgeOutcome | None, triage: Triage, draft: Draft) -> Assessment:
-        findings = rule_findings(draft.text, triage.categories)
-        if out is None:
-            return Assessment(evaluator=Evaluator.SRA, score=1, ran=False)
-        judge = out.reply.score if out.reply else None
-        return Assessment(
-            evaluator=Evaluator.SRA,
-            score=sra_score(judge, findings),
-            judge_score=judge,
-            justification=out.reply.justification if out.reply else "",
-            rule_findings=[f for _, f in findings],
-            error=out.error,
-            seconds=out.seconds,
-            usage=out.usage,
-        )
-
-    def _hra(self, out: JudgeOutcome | None, draft: Draft, claims_penalty: int) -> Assessment:
-        if out is None:
-            return Assessment(evaluator=Evaluator.HRA, score=1, ran=False)
-        judge = out.reply.score if out.reply else None
-        score, components = hra_score(
-            judge, draft.signals, claims_penalty, self.judge_weight, self.hra_threshold
-        )
-        findings = ["the claims layer flagged a high-severity claim"] if claims_penalty else []
-        return Assessment(
-            evaluator=Evaluator.HRA,
-            score=score,
-            judge_score=judge,
-            justification=out.reply.justification if out.reply else "",
-            rule_findings=findings,
-            components=components,
-            error=out.error,
-            seconds=out.seconds,
-            usage=out.usage,
-        )
+    ) -> dict[str, Assessment]:
+        """Every configured judge's assessment of ``draft``, by judge, in order."""
+        running = [None if isinstance(j, SwitchedOff) else j for j in self.judges]
+        outcomes = run_judges(running, case, triage, draft, self.timeout_s)
+        out: dict[str, Assessment] = {}
+        for judge, outcome in zip(self.judges, outcomes, strict=True):
+            if isinstance(judge, SwitchedOff) or outcome is None:
+                out[judge.name] = switched_off(judge.name)
+            else:
+                out[judge.name] = judge.assess(outcome, triage, draft, claims_penalty)
+        return out

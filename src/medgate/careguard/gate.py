@@ -24,6 +24,7 @@ Whatever is shown carries the claims layer's disclaimer.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Mapping
 
 from medgate.careguard.categories import (
     CRISIS_GUIDANCE,
@@ -109,8 +110,7 @@ class CareGuardGate:
             outcome=Outcome.ERROR,
             controller=self.controller.name if self.controller else None,
             generator=self.generator.name,
-            sra_model=self.evaluators.sra.model.name if self.evaluators.sra else None,
-            hra_model=self.evaluators.hra.model.name if self.evaluators.hra else None,
+            judges=self.evaluators.models,
         )
         errors: list[str] = []
         try:
@@ -122,9 +122,9 @@ class CareGuardGate:
             status, answer = Status.BLOCKED, apply_disclaimer(SAFE_REFUSAL)
             reason = "a CareGuard stage failed, so the answer is withheld"
         for rnd in report.rounds:
-            for a in (rnd.sra, rnd.hra):
+            for a in rnd.assessments.values():
                 if a.error:
-                    errors.append(f"{a.evaluator.value} round {rnd.iteration}: {a.error}")
+                    errors.append(f"{a.evaluator} round {rnd.iteration}: {a.error}")
         verdict = Verdict(
             status=status,
             answer=answer,
@@ -200,10 +200,9 @@ class CareGuardGate:
             events(ClaimsEvent(stage=CLAIMS_STAGE, iteration=iteration, data=claims))
             penalty = 1 if claims.high_severity_count or claims.unresolvable_count else 0
             blocking = blocking_claims(claims)
-            sra, hra = self.evaluators.assess(case, triage, draft, penalty)
+            assessments = self.evaluators.assess(case, triage, draft, penalty)
             passed = (
-                sra.score <= self.config.sra_threshold
-                and hra.score <= self.config.hra_threshold
+                all(a.score <= self.evaluators.threshold(name) for name, a in assessments.items())
                 and not blocking
                 # A claims check that failed to run cannot vouch for the draft: fail closed.
                 and not claims.errors
@@ -212,8 +211,7 @@ class CareGuardGate:
                 Round(
                     iteration=iteration,
                     draft=draft,
-                    sra=sra,
-                    hra=hra,
+                    assessments=assessments,
                     claims=ClaimsReview(
                         is_safe=claims.is_safe,
                         high_severity_count=claims.high_severity_count,
@@ -231,8 +229,7 @@ class CareGuardGate:
                     stage=STAGE,
                     iteration=iteration,
                     data=JudgeScores(
-                        sra=sra,
-                        hra=hra,
+                        assessments=assessments,
                         blocking_claims=[f.sentence for f in blocking],
                         passed=passed,
                     ),
@@ -244,11 +241,13 @@ class CareGuardGate:
                 return (
                     Status.RELEASED if first else Status.REFINED,
                     apply_disclaimer(draft.text),
-                    f"SRA {sra.score} and HRA {hra.score} are within the release thresholds"
-                    + ("" if first else f" after {iteration} refinement(s)"),
+                    f"{scores(assessments)} {'is' if len(assessments) == 1 else 'are'} within the "
+                    "release thresholds" + ("" if first else f" after {iteration} refinement(s)"),
                 )
             feedback = list(
-                dict.fromkeys([*feedback, *claims_feedback(blocking), *feedback_from(sra, hra)])
+                dict.fromkeys(
+                    [*feedback, *claims_feedback(blocking), *feedback_from(assessments.values())]
+                )
             )
 
         report.outcome = Outcome.EXHAUSTED
@@ -260,7 +259,7 @@ class CareGuardGate:
             Status.BLOCKED,
             apply_disclaimer(refusal or SAFE_REFUSAL),
             f"still above the thresholds after {self.config.max_refinements} refinement(s) "
-            f"(SRA {last.sra.score}, HRA {last.hra.score}{claims_note}): blocked with a safe "
+            f"({scores(last.assessments, ', ')}{claims_note}): blocked with a safe "
             "refusal",
         )
 
@@ -271,8 +270,8 @@ class CareGuardGate:
             return {}
         last = report.rounds[-1]
         signals = dict(last.draft.signals)
-        for a in (last.sra, last.hra):
-            name = a.evaluator.value
+        for a in last.assessments.values():
+            name = a.evaluator
             value = None if not a.ran else (a.score - 1) / 4
             note = "" if a.ran else "evaluator switched off"
             signals[name] = SignalValue(name=name, value=value, layer="decision", note=note)
@@ -291,11 +290,11 @@ class CareGuardGate:
             )
             if rnd.draft.usage is not None:
                 usage.append(rnd.draft.usage)
-            evaluated = max(rnd.sra.seconds, rnd.hra.seconds)
+            evaluated = max((a.seconds for a in rnd.assessments.values()), default=0.0)
             timings.append(
                 Timing(stage=f"{STAGE}.round{rnd.iteration}.evaluate", seconds=evaluated)
             )
-            usage.extend(a.usage for a in (rnd.sra, rnd.hra) if a.usage is not None)
+            usage.extend(a.usage for a in rnd.assessments.values() if a.usage is not None)
         timings.append(Timing(stage=f"{STAGE}.total", seconds=seconds))
         return Trace(
             stages={STAGE: report},
@@ -329,13 +328,21 @@ def claims_feedback(flags: list[ClaimFlag]) -> list[str]:
     ]
 
 
-def feedback_from(sra: Assessment, hra: Assessment) -> list[str]:
+def scores(assessments: Mapping[str, Assessment], last: str = " and ") -> str:
+    """'SRA 1 and HRA 2': each judge's score, in order."""
+    named = [f"{name.upper()} {a.score}" for name, a in assessments.items()]
+    if len(named) <= 2 or last != " and ":
+        return last.join(named)
+    return ", ".join(named[:-1]) + " and " + named[-1]
+
+
+def feedback_from(assessments: Iterable[Assessment]) -> list[str]:
     """What the generator is told to fix: rule findings first, then the judges' reasons."""
     lines: list[str] = []
-    for a in (sra, hra):
+    for a in assessments:
         lines.extend(a.rule_findings)
         if a.error:
-            lines.append(f"the {a.evaluator.value.upper()} review failed; be extra cautious")
+            lines.append(f"the {a.evaluator.upper()} review failed; be extra cautious")
         elif a.justification and a.judge_score is not None and a.judge_score > 2:
             lines.append(a.justification)
     return lines or ["be more cautious and point the person to a doctor or pharmacist"]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from medgate.careguard.categories import Evidence, RiskCategory
 from medgate.careguard.screening import ScreeningQuestion
@@ -56,19 +56,21 @@ class Draft(Record):
 
 
 class Evaluator(StrEnum):
+    """medgate's own judges; a plugin's judge has a name of its own (``medgate.judges``)."""
+
     SRA = "sra"
     HRA = "hra"
 
 
 class Assessment(Record):
-    """One evaluator's verdict on one draft.
+    """One judge's verdict on one draft, whichever judge it is.
 
     ``score`` is what the decision uses. For SRA it is the larger of the judge's score and the
     rule floor; for HRA it combines the judge with the signals and claim flags (see
     :func:`medgate.careguard.scoring.hra_score`). A judge that failed makes it 5.
     """
 
-    evaluator: Evaluator
+    evaluator: str = Field(description="The judge's registered name ('sra', 'hra', ...).")
     score: int = Field(ge=1, le=5)
     judge_score: int | None = Field(
         default=None, ge=1, le=5, description="The model judge's own score; None if it failed."
@@ -105,23 +107,52 @@ class ClaimsReview(Record):
     )
 
 
+def switched_off(name: str) -> Assessment:
+    """The assessment of a judge that did not run (an ablation): never a failure, never a pass
+    of its own."""
+    return Assessment(evaluator=name, score=1, ran=False)
+
+
+def judges_by_name(data: Any, names: tuple[str, ...] = ("sra", "hra")) -> Any:
+    """Records written when CareGuard had exactly two judges kept them as fields of their own."""
+    if isinstance(data, dict) and "assessments" not in data and any(n in data for n in names):
+        data = dict(data)
+        data["assessments"] = {n: data.pop(n) for n in names if n in data}
+    return data
+
+
 class Round(Record):
     """One generate-and-evaluate round."""
 
     iteration: int
     draft: Draft
-    sra: Assessment
-    hra: Assessment
+    assessments: dict[str, Assessment] = Field(
+        description="Each judge's assessment of the draft, by judge, in the order they are "
+        "configured (careguard.judges)."
+    )
     claims: ClaimsReview | None = Field(
         default=None, description="The claims layer's check of the draft."
     )
     passed: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_judges(cls, data: Any) -> Any:
+        return judges_by_name(data)
 
     @field_validator("claims", mode="before")
     @classmethod
     def _empty_is_absent(cls, value: object) -> object:
         # Records written before the review was typed kept ``{}`` for "no check".
         return None if value == {} else value
+
+    @property
+    def sra(self) -> Assessment:
+        return self.assessments.get(Evaluator.SRA) or switched_off(Evaluator.SRA)
+
+    @property
+    def hra(self) -> Assessment:
+        return self.assessments.get(Evaluator.HRA) or switched_off(Evaluator.HRA)
 
 
 class Outcome(StrEnum):
@@ -145,8 +176,20 @@ class CareGuardReport(Record):
     rounds: list[Round] = Field(default_factory=list)
     controller: str | None = None
     generator: str
-    sra_model: str | None = None
-    hra_model: str | None = None
+    judges: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="Each configured judge and the model it asks (None: switched off, or a "
+        "judge without a model).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_judge_models(cls, data: Any) -> Any:
+        # Reports written when there were two judges named their models in fields of their own.
+        if isinstance(data, dict) and "judges" not in data and "sra_model" in data:
+            data = dict(data)
+            data["judges"] = {n: data.pop(f"{n}_model", None) for n in ("sra", "hra")}
+        return data
 
     @property
     def iterations(self) -> int:

@@ -77,7 +77,9 @@ def print_verdict(verdict: Verdict) -> None:
         for s in verdict.signals.values():
             value = f"{s.value:.3f}" if s.value is not None else f"not computed ({s.note})"
             typer.echo(f"  {s.name:<13} {value}   [{s.layer}]")
-    total = next((t.seconds for t in verdict.trace.timings if t.stage.endswith("total")), None)
+    # The last total is the outermost gate's (a pipeline's after its stages').
+    totals = [t.seconds for t in verdict.trace.timings if t.stage.endswith("total")]
+    total = totals[-1] if totals else None
     if total is not None:
         typer.echo(f"time:    {total:.1f} s")
     for err in verdict.trace.errors:
@@ -202,8 +204,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fit the rarity centroid (mean question embedding) that the rarity signal compares to."""
         from medgate.backends.pool import ModelPool
-        from medgate.hrs.rarity import fit_centroid, save_centroid
-        from medgate.pipeline import rarity_artifact_path
+        from medgate.hrs.rarity import fit_centroid, rarity_artifact_path, save_centroid
 
         text = read_text_file(questions, "questions file", 200_000_000)
         items = []

@@ -10,13 +10,17 @@ from typing import Annotated, Any
 
 import typer
 
+from medgate.cli.cases import ProfileOpt
 from medgate.cli.core import ModelOpt, config_with
 from medgate.config import load_config
 
 DatasetOpt = Annotated[
     str,
     typer.Option(
-        "--dataset", "-d", help="pubmedqa-l, pubmedqa-a, bioasq, or jsonl:PATH[::yes,no]."
+        "--dataset",
+        "-d",
+        help="pubmedqa-l, pubmedqa-a, bioasq or another registered dataset (medgate.datasets), "
+        "or jsonl:PATH[::yes,no].",
     ),
 ]
 SplitOpt = Annotated[str, typer.Option(help="train or test (stratified, seeded 80/20 split).")]
@@ -53,8 +57,43 @@ def _rounds(value: str) -> Any:
 
 
 def register(app: typer.Typer) -> None:
-    ev = typer.Typer(help="Evaluate the HRS gate on labelled datasets (the paper's tables).")
+    ev = typer.Typer(
+        help="Evaluate on labelled datasets: the HRS paper's tables, the claims layer, and any "
+        "gate profile (per-item case records in a resumable run log)."
+    )
     app.add_typer(ev, name="eval")
+
+    @ev.command("gate")
+    def gate_cmd(
+        dataset: DatasetOpt = "pubmedqa-l",
+        split: SplitOpt = "test",
+        limit: LimitOpt = None,
+        profile: ProfileOpt = None,
+        model: ModelOpt = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    ) -> None:
+        """Run a gate profile on a dataset as deployed: each item's case record goes to the
+        run's log (resumed when run again), and the summary is recomputed from it."""
+        from medgate.cli.core import config_with
+        from medgate.eval.gate_run import evaluate_gate, summarise
+
+        config = config_with(model, profile)
+        items, log = evaluate_gate(config, dataset, split, limit)
+        summary = summarise(items)
+        if as_json:
+            typer.echo(summary.model_dump_json(indent=2))
+        else:
+            typer.echo(f"{dataset}/{split}, profile {config.profile}: {summary.items} items")
+            typer.echo(
+                "  statuses   " + ", ".join(f"{s} {n}" for s, n in summary.statuses.items() if n)
+            )
+            accuracy = (
+                "n/a" if summary.released_accuracy is None else f"{summary.released_accuracy:.1%}"
+            )
+            typer.echo(
+                f"  released   {summary.released} ({summary.correct} the gold label: {accuracy})"
+            )
+        typer.echo(f"run log: {log.path}", err=as_json)
 
     @ev.command("hrs")
     def hrs(

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from medgate.cli.failures import fail
 from medgate.config import MedgateConfig, load_config
-from medgate.errors import ConfigError, InputError, MedgateError
+from medgate.errors import InputError, MedgateError
 
 if TYPE_CHECKING:
     from medgate.case_record import RunInfo
@@ -56,20 +54,7 @@ def _verify(database_url: str | None, anchors_file: Path | None) -> AuditReport:
         raise fail(exc) from exc
 
 
-def load_gate_factory(spec: str) -> Callable[[MedgateConfig], Gate]:
-    """Resolve 'package.module:function' to a gate factory taking the configuration."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(f"--gate wants 'package.module:function', got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-        factory = getattr(module, attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"gate factory {spec!r} cannot be loaded: {exc}") from exc
-    return cast("Callable[[MedgateConfig], Gate]", factory)
-
-
-def _default_gate(config: MedgateConfig) -> tuple[Gate, RunInfo]:
+def _service_gate(config: MedgateConfig) -> tuple[Gate, RunInfo]:
     """The configured profile, with the models behind its roles named for each record. Imported
     only now: the model stack is heavy and the other commands do not need it."""
     from medgate.backends.pool import ModelPool
@@ -92,12 +77,12 @@ def register(app: typer.Typer) -> None:
     def serve(
         host: Annotated[str | None, typer.Option(help="Interface to bind.")] = None,
         port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
-        gate: Annotated[
+        profile: Annotated[
             str | None,
             typer.Option(
-                help="Gate factory 'package.module:function' taking the configuration; "
-                "default: the configured profile on the configured model (profile 'route': "
-                "closed research questions to HRS, patient questions to CareGuard)."
+                help="The gate profile that decides each case (medgate.profiles: route, hrs, "
+                "careguard, full, or a plugin's); default: the configured profile, 'route' "
+                "(closed research questions to HRS, patient questions to CareGuard)."
             ),
         ] = None,
         database_url: DatabaseUrl = None,
@@ -105,7 +90,6 @@ def register(app: typer.Typer) -> None:
         """Run the HTTP service and the web page (uvicorn)."""
         import uvicorn
 
-        from medgate.case_record import RunInfo
         from medgate.server import create_app
         from medgate.store import Store
 
@@ -115,13 +99,10 @@ def register(app: typer.Typer) -> None:
         if port is not None:
             server["port"] = port
         try:
-            config = _config(database_url, server=server or None)
+            config = _config(database_url, server=server or None, profile=profile)
             store = Store.open(config)
-            if gate is None:
-                service_gate, run = _default_gate(config)
-            else:
-                service_gate, run = load_gate_factory(gate)(config), RunInfo.of("serve", config)
-            service = create_app(service_gate, config=config, store=store, run=run)
+            gate, run = _service_gate(config)
+            service = create_app(gate, config=config, store=store, run=run)
         except MedgateError as exc:
             raise fail(exc) from exc
         uvicorn.run(service, host=config.server.host, port=config.server.port)

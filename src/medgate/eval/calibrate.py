@@ -16,16 +16,16 @@ answers are not part of the certified error.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
-from pydantic import Field
-
-from medgate.config import HRSConfig, MedgateConfig, SettingOrigin, overlay
-from medgate.errors import ConfigError
+from medgate.hrs.calibration import CalibrationArtifact as CalibrationArtifact
+from medgate.hrs.calibration import Choice as Choice
+from medgate.hrs.calibration import apply_artifact as apply_artifact
+from medgate.hrs.calibration import artifact_origin as artifact_origin
+from medgate.hrs.calibration import calibration_path as calibration_path
+from medgate.hrs.calibration import load_artifact as load_artifact
+from medgate.hrs.calibration import save_artifact as save_artifact
 from medgate.records import Record
 
 SHAPE = (0.5, 0.4)
@@ -38,36 +38,6 @@ class Scored(Record):
     entropy: float
     perplexity: float
     correct: bool
-
-
-class Choice(Record):
-    method: str
-    gate_e: float
-    gate_p: float
-    lam: float | None = None
-    n: int
-    released: int
-    errors: int
-    error_rate: float | None
-    p_value: float | None = None
-
-
-class CalibrationArtifact(Record):
-    """What ``medgate calibrate`` saves and :func:`medgate.pipeline.build_hrs_gate` applies."""
-
-    model_fingerprint: str
-    dataset: str
-    fitted_on: str = Field(description="Which training items (split seed, count, id digest).")
-    alpha: float
-    delta: float
-    method: str
-    gate_e: float
-    gate_p: float
-    tau_e: float
-    tau_p: float
-    rarity_artifact: str | None
-    choices: list[Choice]
-    fitted_at: str
 
 
 def released(s: Scored, gate_e: float, gate_p: float) -> bool:
@@ -161,50 +131,6 @@ def choose_conformal(
             error_rate=None,
         )
     return best
-
-
-def calibration_path(config: MedgateConfig, fingerprint: str) -> Path:
-    """Where ``medgate ask`` looks for thresholds fitted for this model."""
-    return config.cache_dir / "calibration" / f"{fingerprint[:16]}.json"
-
-
-def save_artifact(artifact: CalibrationArtifact, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(artifact.model_dump_json(indent=2))
-    tmp.replace(path)
-
-
-def load_artifact(path: Path, fingerprint: str) -> CalibrationArtifact | None:
-    if not path.is_file():
-        return None
-    try:
-        art = CalibrationArtifact.model_validate(json.loads(path.read_text()))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"calibration artifact {path} is unreadable: {exc}") from exc
-    if art.model_fingerprint != fingerprint:
-        raise ConfigError(
-            f"calibration artifact {path} was fitted for another model; rerun `medgate calibrate`"
-        )
-    return art
-
-
-def artifact_origin(path: Path) -> SettingOrigin:
-    """Where settings taken from the artifact at ``path`` came from: its name and sha256."""
-    return SettingOrigin(
-        source="artifact",
-        artifact=f"calibration/{path.name}",
-        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-    )
-
-
-def apply_artifact(
-    hrs: HRSConfig, art: CalibrationArtifact, origin: SettingOrigin
-) -> tuple[HRSConfig, dict[str, SettingOrigin]]:
-    """Calibrated thresholds wherever the configuration did not set one explicitly, and where
-    every HRS setting came from."""
-    fitted = {name: getattr(art, name) for name in ("gate_e", "gate_p", "tau_e", "tau_p")}
-    return overlay(hrs, fitted, origin)
 
 
 def now() -> str:

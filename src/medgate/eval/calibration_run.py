@@ -20,8 +20,7 @@ from medgate.eval.calibrate import (
 from medgate.eval.data import dataset_split, items_digest
 from medgate.eval.experiments import PAPER_THRESHOLDS, record
 from medgate.eval.runner import RecordedItem, cached_model, call_cache, fit_training_centroid
-from medgate.hrs.rarity import save_centroid
-from medgate.pipeline import rarity_artifact_path
+from medgate.hrs.rarity import rarity_artifact_path, save_centroid
 
 
 def scored(records: Sequence[RecordedItem]) -> list[Scored]:

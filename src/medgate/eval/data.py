@@ -16,11 +16,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import Field
 
 from medgate.errors import ConfigError, InputError
 from medgate.hrs.retrieval import Document
+from medgate.plugins import Registry
 from medgate.records import Case, LabelSet, Record
 
 #: Fields a data file may carry that must never reach a model under test.
@@ -54,8 +56,34 @@ class EvalItem(Record):
         )
 
 
+class Dataset(Protocol):
+    """What an entry point in ``medgate.datasets`` resolves to: a labelled set of closed
+    questions, with the sizes of its seeded, stratified train/test split."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def labels(self) -> LabelSet: ...
+
+    @property
+    def train_size(self) -> int: ...
+
+    @property
+    def test_size(self) -> int: ...
+
+    @property
+    def description(self) -> str: ...
+
+    def load(self, data_dir: Path) -> list[EvalItem]:
+        """Every item; the data directory is ``MEDGATE_DATA_DIR`` (``data_dir``)."""
+        ...
+
+
 @dataclass(frozen=True)
 class DatasetSpec:
+    """A dataset kept as a JSONL file under the data directory (``load_jsonl``'s format)."""
+
     name: str
     path: str
     """Relative to the data directory."""
@@ -64,33 +92,34 @@ class DatasetSpec:
     test_size: int = 200
     description: str = ""
 
+    def load(self, data_dir: Path) -> list[EvalItem]:
+        return load_jsonl(data_dir / self.path, self.labels)
 
-DATASETS: dict[str, DatasetSpec] = {
-    d.name: d
-    for d in (
-        DatasetSpec(
-            "pubmedqa-l",
-            "pubmedqa/pqal.jsonl",
-            LabelSet.YES_NO_MAYBE,
-            800,
-            description="PubMedQA PQA-L, 1000 expert-labelled items (yes/no/maybe)",
-        ),
-        DatasetSpec(
-            "pubmedqa-a",
-            "pubmedqa/pqaa_subset500.jsonl",
-            LabelSet.YES_NO,
-            300,
-            description="PubMedQA PQA-A, 500-item subset (yes/no)",
-        ),
-        DatasetSpec(
-            "bioasq",
-            "bioasq/bioasq_yesno.jsonl",
-            LabelSet.YES_NO,
-            800,
-            description="BioASQ Task B yes/no, 720 items (so 520 train / 200 test)",
-        ),
-    )
-}
+
+PUBMEDQA_L = DatasetSpec(
+    "pubmedqa-l",
+    "pubmedqa/pqal.jsonl",
+    LabelSet.YES_NO_MAYBE,
+    800,
+    description="PubMedQA PQA-L, 1000 expert-labelled items (yes/no/maybe)",
+)
+PUBMEDQA_A = DatasetSpec(
+    "pubmedqa-a",
+    "pubmedqa/pqaa_subset500.jsonl",
+    LabelSet.YES_NO,
+    300,
+    description="PubMedQA PQA-A, 500-item subset (yes/no)",
+)
+BIOASQ = DatasetSpec(
+    "bioasq",
+    "bioasq/bioasq_yesno.jsonl",
+    LabelSet.YES_NO,
+    800,
+    description="BioASQ Task B yes/no, 720 items (so 520 train / 200 test)",
+)
+
+DATASETS: Registry[Dataset] = Registry("medgate.datasets", "dataset")
+"""The evaluation datasets, by name (entry-point group ``medgate.datasets``)."""
 
 
 def _context_text(value: object) -> str:
@@ -146,7 +175,7 @@ def load_dataset(name: str, data_dir: Path) -> list[EvalItem]:
     if spec is None:
         known = ", ".join(sorted(DATASETS))
         raise ConfigError(f"unknown dataset {name!r}; known: {known}, or jsonl:PATH[::yes,no]")
-    return load_jsonl(data_dir / spec.path, spec.labels)
+    return spec.load(data_dir)
 
 
 class Split(Record):

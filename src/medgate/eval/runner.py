@@ -32,6 +32,7 @@ from medgate.errors import ConfigError
 from medgate.eval.cache import CachedModel, CallCache
 from medgate.eval.data import EvalItem, Split, items_digest, training_corpus
 from medgate.eval.progress import Progress
+from medgate.eval.runlog import RunLog, spec_key
 from medgate.hrs.decision import Trajectory
 from medgate.hrs.decision import passes_gate as gate_passes
 from medgate.hrs.gate import HRSGate
@@ -73,8 +74,7 @@ class RunSpec(Record):
     )
 
     def key(self) -> str:
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+        return spec_key(self)
 
 
 class RecordedItem(Record):
@@ -233,35 +233,14 @@ def build_runtime(
     )
 
 
-class TrajectoryStore:
-    """One JSONL file of :class:`RecordedItem` per :class:`RunSpec`, plus its manifest."""
+class TrajectoryStore(RunLog[RecordedItem]):
+    """The run log of one HRS recording: a :class:`RecordedItem` per item, named by its
+    :class:`RunSpec`."""
 
     def __init__(self, root: Path, spec: RunSpec) -> None:
-        self.spec = spec
         stem = f"{spec.dataset}-{spec.split}-{spec.key()}"
-        self.path = root / "trajectories" / f"{stem}.jsonl"
-        self.manifest = self.path.with_suffix(".json")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.manifest.is_file():
-            self.manifest.write_text(spec.model_dump_json(indent=2))
-
-    def load(self) -> dict[str, RecordedItem]:
-        out: dict[str, RecordedItem] = {}
-        if not self.path.is_file():
-            return out
-        with self.path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    try:
-                        rec = RecordedItem.model_validate_json(line)
-                    except ValueError:
-                        continue  # a line cut short by an interrupted write is re-recorded
-                    out[rec.item_id] = rec
-        return out
-
-    def append(self, rec: RecordedItem) -> None:
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(rec.model_dump_json() + "\n")
+        super().__init__(root / "trajectories" / f"{stem}.jsonl", RecordedItem, spec)
+        self.spec: RunSpec = spec
 
 
 def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:

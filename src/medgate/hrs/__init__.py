@@ -23,9 +23,10 @@ from medgate.hrs.orchestrator import (
 )
 from medgate.hrs.rarity import RarityCentroid, fit_centroid, load_centroid, save_centroid
 from medgate.hrs.retrieval import BM25Index, Document
-from medgate.hrs.signals import ModelRun, Need, Signal, SignalValue, register_signal
+from medgate.hrs.signals import SIGNALS, ModelRun, Need, Signal, SignalValue
 
 __all__ = [
+    "SIGNALS",
     "Action",
     "BM25Index",
     "Decision",
@@ -48,6 +49,5 @@ __all__ = [
     "decide",
     "fit_centroid",
     "load_centroid",
-    "register_signal",
     "save_centroid",
 ]

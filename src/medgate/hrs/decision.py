@@ -86,11 +86,41 @@ class Outcome(StrEnum):
 #: The settings of :class:`HRSConfig` a decision compares against.
 THRESHOLDS = ("gate_e", "gate_p", "tau_e", "tau_p", "min_label_mass")
 
-#: The rules' own signals; any other signal registered on the decision layer must be computed too.
+#: The paper's decision signals, always read; any other signal on the decision layer is read too.
 DECISION_SIGNALS = ("entropy", "perplexity")
 
-_GATE = ["min_label_mass", "gate_e", "gate_p"]
-_ROUNDS = [*_GATE, "tau_e", "tau_p"]
+#: The settings that hold the paper's decision signals' thresholds: (gate, success).
+PAPER_THRESHOLDS = {"entropy": ("gate_e", "tau_e"), "perplexity": ("gate_p", "tau_p")}
+
+GATE = 0
+SUCCESS = 1
+
+
+def decision_signals(it: Iteration) -> list[str]:
+    """The signals the decision reads for ``it``: the paper's two, then every other signal the
+    round computed on the decision layer, by name."""
+    names = [*DECISION_SIGNALS, *(n for n, s in it.signals.items() if s.layer == "decision")]
+    return list(dict.fromkeys(names))
+
+
+def threshold(cfg: HRSConfig, name: str, which: int) -> tuple[float, str] | None:
+    """The ``GATE`` or ``SUCCESS`` threshold of the decision signal ``name`` and the setting
+    that holds it; None when none is configured."""
+    if name in PAPER_THRESHOLDS:
+        setting = PAPER_THRESHOLDS[name][which]
+        value: float = getattr(cfg, setting)
+        return value, setting
+    declared = cfg.thresholds.get(name)
+    if declared is None:
+        return None
+    kind = "gate" if which == GATE else "success"
+    return getattr(declared, kind), f"thresholds.{name}.{kind}"
+
+
+def _settings(it: Iteration, cfg: HRSConfig, *which: int) -> list[str]:
+    """The threshold settings a decision on ``it`` compared against, in reading order."""
+    found = [threshold(cfg, n, w) for w in which for n in decision_signals(it)]
+    return ["min_label_mass", *(t[1] for t in found if t is not None)]
 
 
 class Decision(Record):
@@ -120,14 +150,18 @@ def unreleasable(it: Iteration, cfg: HRSConfig) -> tuple[str, list[str]] | None:
     where the allowed labels got almost no probability means the model was writing something
     else; renormalising would dress that up as a confident label.
     """
-    names = [*DECISION_SIGNALS, *(n for n, s in it.signals.items() if s.layer == "decision")]
-    missing = [n for n in dict.fromkeys(names) if it.value(n) is None]
+    names = decision_signals(it)
+    missing = [n for n in names if it.value(n) is None]
     if missing:
         notes = "; ".join(
             f"{n}: {it.signals[n].note}" if n in it.signals and it.signals[n].note else n
             for n in missing
         )
         return f"a decision signal was not computed ({notes})", []
+    unbounded = [n for n in names if threshold(cfg, n, GATE) is None]
+    if unbounded:
+        listed = ", ".join(unbounded)
+        return f"no thresholds are set for the decision signal(s) {listed} (hrs.thresholds)", []
     mass = it.run.label_mass
     if mass is not None and mass < cfg.min_label_mass:
         why = (
@@ -138,17 +172,33 @@ def unreleasable(it: Iteration, cfg: HRSConfig) -> tuple[str, list[str]] | None:
     return None
 
 
+def _named(it: Iteration) -> str:
+    names = decision_signals(it)
+    return " and ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _below(it: Iteration, cfg: HRSConfig, which: int) -> list[bool]:
+    """For each decision signal, whether it is under its threshold (a signal without one is
+    never under it)."""
+    out = []
+    for name in decision_signals(it):
+        found = threshold(cfg, name, which)
+        out.append(found is not None and _risk(it, name) < found[0])
+    return out
+
+
 def passes_gate(it: Iteration, cfg: HRSConfig) -> bool:
-    """The baseline gate (Eq. 7): both decision signals under the gate thresholds."""
-    return _risk(it, "entropy") < cfg.gate_e and _risk(it, "perplexity") < cfg.gate_p
+    """The baseline gate (Eq. 7): every decision signal under its gate threshold."""
+    return all(_below(it, cfg, GATE))
 
 
 def succeeds(it: Iteration, cfg: HRSConfig) -> bool:
-    """The success rule applied after each refinement round."""
-    e, p = _risk(it, "entropy"), _risk(it, "perplexity")
+    """The success rule applied after each refinement round: every decision signal under its
+    success threshold (Algorithm 1), or, under Eq. 6, not every one at or above it."""
+    below = _below(it, cfg, SUCCESS)
     if cfg.rule is SuccessRule.ALGORITHM1:
-        return e < cfg.tau_e and p < cfg.tau_p
-    return not (e >= cfg.tau_e and p >= cfg.tau_p)
+        return all(below)
+    return any(below)
 
 
 def _escalate(
@@ -193,8 +243,8 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             outcome=Outcome.GATE,
             iteration=0,
             answer=base.answer,
-            reason="the first answer is confident (entropy and perplexity under the gate)",
-            decided_by=_GATE,
+            reason=f"the first answer is confident ({_named(base)} under the gate)",
+            decided_by=_settings(base, cfg, GATE),
         )
     for it in traj.iterations[1 : cfg.max_iterations + 1]:
         if not succeeds(it, cfg) or unreleasable(it, cfg) is not None:
@@ -205,7 +255,7 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
                 f"refinement changed the answer from {base.answer!r} to {it.answer!r} "
                 f"at round {it.index}; a clinician must decide",
                 it.index,
-                _ROUNDS,
+                _settings(base, cfg, GATE, SUCCESS),
             )
         return Decision(
             status=Status.REFINED,
@@ -213,7 +263,7 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
             iteration=it.index,
             answer=it.answer,
             reason=f"confident after {it.index} round(s) of knowledge injection",
-            decided_by=_ROUNDS,
+            decided_by=_settings(base, cfg, GATE, SUCCESS),
         )
     last = unreleasable(traj.iterations[-1], cfg) if len(traj.iterations) > 1 else None
     tail = f"; the last round's answer could not be released either: {last[0]}" if last else ""
@@ -221,7 +271,7 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
         return _escalate(
             Outcome.EXHAUSTED,
             f"still uncertain after {cfg.max_iterations} round(s); a clinician must decide" + tail,
-            decided_by=_ROUNDS,
+            decided_by=_settings(base, cfg, GATE, SUCCESS),
         )
     rationale = traj.final_step.rationale if traj.final_step else ""
     endings = {
@@ -239,7 +289,7 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
     }
     if traj.stopped is not None:
         outcome, reason = endings[traj.stopped]
-        used = [] if traj.stopped is StopReason.ERROR else _ROUNDS
+        used = [] if traj.stopped is StopReason.ERROR else _settings(base, cfg, GATE, SUCCESS)
         return _escalate(outcome, reason + tail, decided_by=used)
     return None
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from medgate.backends.base import WhiteBoxModel
 from medgate.config import HRSConfig, SettingOrigin, setting_origins
+from medgate.errors import ConfigError
 from medgate.events import (
     AnswerEvent,
     DecisionEvent,
@@ -19,6 +20,7 @@ from medgate.events import (
     discard,
 )
 from medgate.hrs.decision import (
+    PAPER_THRESHOLDS,
     THRESHOLDS,
     Decision,
     HRSReport,
@@ -61,7 +63,23 @@ class HRSGate:
             name: Threshold(value=getattr(config, name), origin=origins[name])
             for name in THRESHOLDS
         }
+        for name, declared in config.thresholds.items():
+            for kind in ("gate", "success"):
+                self.thresholds[f"thresholds.{name}.{kind}"] = Threshold(
+                    value=getattr(declared, kind), origin=origins["thresholds"]
+                )
         self.signals = build_signals(config.signals)
+        unbounded = [
+            s.name
+            for s in self.signals
+            if s.layer == "decision"
+            and s.name not in PAPER_THRESHOLDS.keys() | config.thresholds.keys()
+        ]
+        if unbounded:
+            raise ConfigError(
+                f"the decision signal(s) {', '.join(unbounded)} need thresholds: set "
+                f"hrs.thresholds.{unbounded[0]} = {{gate = ..., success = ...}}"
+            )
         self.ctx = SignalContext(
             l_max=config.l_max, centroid=centroid.centroid if centroid else None
         )

@@ -15,11 +15,14 @@ from typing import Protocol
 from pydantic import Field
 
 from medgate.backends.base import ChatMessage, LanguageModel
+from medgate.backends.pool import ModelPool
 from medgate.backends.structured import ReplyFormatError, chat_json
-from medgate.errors import ModelError
+from medgate.config import MedgateConfig
+from medgate.errors import ConfigError, ModelError
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.retrieval import BM25Index
 from medgate.hrs.signals import SignalValue, signal_registry
+from medgate.plugins import Registry
 from medgate.records import Case, Record, Usage
 
 
@@ -148,6 +151,35 @@ class ModelOrchestrator:
             usage=reply.usage,
             seconds=seconds,
         )
+
+
+class OrchestratorBuilder(Protocol):
+    """What an entry point in ``medgate.orchestrators`` resolves to: the orchestrator that
+    ``hrs.knowledge`` names, built from the configuration and the gate's models."""
+
+    def __call__(self, config: MedgateConfig, pool: ModelPool) -> Orchestrator: ...
+
+
+ORCHESTRATORS: Registry[OrchestratorBuilder] = Registry("medgate.orchestrators", "orchestrator")
+
+
+def model_orchestrator(config: MedgateConfig, pool: ModelPool) -> ModelOrchestrator:
+    """The orchestrator model's own knowledge (``hrs.knowledge = "self"``, the paper)."""
+    spec = config.orchestrator_model or config.model
+    return ModelOrchestrator(pool.get(spec, role="orchestrator"), config.hrs.facts_per_iteration)
+
+
+def retrieval_orchestrator(config: MedgateConfig, pool: ModelPool) -> RetrievalOrchestrator:
+    """BM25 over the local corpus ``hrs.corpus`` (``hrs.knowledge = "retrieval"``)."""
+    hrs = config.hrs
+    if hrs.corpus is None:
+        raise ConfigError("retrieval knowledge needs a corpus: set hrs.corpus to a JSONL file")
+    return RetrievalOrchestrator(BM25Index.from_jsonl(hrs.corpus), hrs.facts_per_iteration)
+
+
+def build_orchestrator(config: MedgateConfig, pool: ModelPool) -> Orchestrator:
+    """The orchestrator ``hrs.knowledge`` names."""
+    return ORCHESTRATORS.load(config.hrs.knowledge)(config, pool)
 
 
 class RetrievalOrchestrator:

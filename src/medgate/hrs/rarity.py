@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from medgate.backends.base import WhiteBoxModel
+from medgate.config import MedgateConfig
 from medgate.errors import ConfigError
 from medgate.records import Record
 
@@ -73,3 +74,10 @@ def load_centroid(path: Path, model: WhiteBoxModel) -> RarityCentroid | None:
             f"({centroid.model_fingerprint[:16]}...); refit it with `medgate fit-rarity`"
         )
     return centroid
+
+
+def rarity_artifact_path(config: MedgateConfig, model: WhiteBoxModel) -> Path:
+    """Where the rarity centroid for ``model`` is kept unless ``hrs.rarity_artifact`` says."""
+    if config.hrs.rarity_artifact is not None:
+        return config.hrs.rarity_artifact
+    return config.cache_dir / "rarity" / f"{model.fingerprint[:16]}.json"

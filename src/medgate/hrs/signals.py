@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from importlib.metadata import entry_points
 from typing import ClassVar, Literal, Protocol
 
 from pydantic import Field
 
+from medgate.errors import ConfigError
 from medgate.hrs import measures
+from medgate.plugins import Registry
 from medgate.records import Record, SignalValue
 
-__all__ = ["ModelRun", "Need", "Signal", "SignalContext", "SignalValue", "register_signal"]
+__all__ = ["SIGNALS", "ModelRun", "Need", "Signal", "SignalContext", "SignalValue"]
 
 
 class Need(StrEnum):
@@ -73,29 +74,24 @@ class Signal(Protocol):
     def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue: ...
 
 
-_REGISTRY: dict[str, type[Signal]] = {}
-
-
-def register_signal(cls: type[Signal]) -> type[Signal]:
-    """Class decorator: make a signal available by its name."""
-    _REGISTRY[cls.name] = cls
-    return cls
+SIGNALS: Registry[type[Signal]] = Registry("medgate.signals", "signal")
+"""The signals, built-in and plugin alike, by name (entry-point group ``medgate.signals``)."""
 
 
 def signal_registry() -> dict[str, type[Signal]]:
-    """Built-in signals plus any registered through the ``medgate.signals`` entry-point group."""
-    for ep in entry_points(group="medgate.signals"):
-        if ep.name not in _REGISTRY:
-            _REGISTRY[ep.name] = ep.load()
-    return dict(_REGISTRY)
+    """Every registered signal class, by name."""
+    return SIGNALS.load_all()
 
 
 def build_signals(names: list[str]) -> list[Signal]:
-    registry = signal_registry()
-    unknown = [n for n in names if n not in registry]
-    if unknown:
-        raise ValueError(f"unknown signal(s) {unknown}; known: {sorted(registry)}")
-    return [registry[n]() for n in names]
+    """One instance of each named signal, in order."""
+    out: list[Signal] = []
+    for name in names:
+        cls = SIGNALS.load(name)
+        if cls.name != name:
+            raise ConfigError(f"the signal registered as {name!r} calls itself {cls.name!r}")
+        out.append(cls())
+    return out
 
 
 def _value(
@@ -109,7 +105,6 @@ def _value(
         )
 
 
-@register_signal
 class EntropySignal:
     name: ClassVar[str] = "entropy"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.ANSWER_DISTRIBUTION})
@@ -120,7 +115,6 @@ class EntropySignal:
         return _value(self, lambda: measures.normalised_entropy(run.distribution))
 
 
-@register_signal
 class PerplexitySignal:
     name: ClassVar[str] = "perplexity"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.REASONING})
@@ -131,7 +125,6 @@ class PerplexitySignal:
         return _value(self, lambda: measures.perplexity_risk(run.reasoning_logprobs))
 
 
-@register_signal
 class AmbiguitySignal:
     name: ClassVar[str] = "ambiguity"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.SAMPLES})
@@ -145,7 +138,6 @@ class AmbiguitySignal:
         return _value(self, lambda: measures.mean_pairwise_js(run.sample_distributions))
 
 
-@register_signal
 class RaritySignal:
     name: ClassVar[str] = "rarity"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.EMBEDDING})
@@ -166,7 +158,6 @@ class RaritySignal:
         return _value(self, lambda: measures.cosine_distance(embedding, centroid))
 
 
-@register_signal
 class TokenLengthSignal:
     name: ClassVar[str] = "token_length"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.REASONING})

@@ -24,7 +24,13 @@ from collections.abc import Callable, Sequence
 
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
-from medgate.careguard import Controller, Evaluator, Evaluators, Generator, Judge
+from medgate.careguard import (
+    Controller,
+    Evaluators,
+    Generator,
+    HallucinationJudge,
+    SafetyJudge,
+)
 from medgate.careguard.gate import CareGuardGate
 from medgate.config import CareGuardConfig, HRSConfig
 from medgate.events import Event, EventSink, Gate, discard
@@ -106,6 +112,12 @@ def _judge(name: str) -> FakeModel:
 
 def real_gate() -> RoutingGate:
     """The service's default gate, as `medgate.pipeline` builds it, over the fake models."""
+    hrs, careguard = scripted_gates()
+    return RoutingGate(research=hrs, patient=careguard)
+
+
+def scripted_gates() -> tuple[HRSGate, CareGuardGate]:
+    """The HRS and CareGuard gates over the fake models."""
     hrs = HRSGate(
         _answerer(),
         ModelOrchestrator(_orchestrator()),
@@ -115,10 +127,10 @@ def real_gate() -> RoutingGate:
     careguard = CareGuardGate(
         Controller(FakeModel("controller").script_chat("Patient message", triage, repeat=True)),
         Generator(_generator()),
-        Evaluators(Judge(Evaluator.SRA, _judge("sra")), Judge(Evaluator.HRA, _judge("hra"))),
+        Evaluators([SafetyJudge(_judge("sra")), HallucinationJudge(_judge("hra"))]),
         CareGuardConfig(max_refinements=1),
     )
-    return RoutingGate(research=hrs, patient=careguard)
+    return hrs, careguard
 
 
 class ServiceGate:
@@ -158,8 +170,8 @@ def default_gate() -> ServiceGate:
     return ServiceGate(real_gate())
 
 
-def gate_factory(config: object) -> ServiceGate:
-    """For `medgate serve --gate service_gate:gate_factory` in tests."""
+def scripted_profile(config: object, pool: object) -> ServiceGate:
+    """A gate profile (medgate.profiles) for `medgate serve --profile` in tests."""
     return default_gate()
 
 

@@ -9,11 +9,11 @@ import pytest
 import typer
 from service_gate import ESCALATING
 from sqlalchemy import update
+from tests.plugins import install_plugin
 from tests.unit.audit_tamper import rebuild_chain_with
 from typer.testing import CliRunner
 
-from medgate.cli.server import load_gate_factory, register
-from medgate.errors import ConfigError
+from medgate.cli.server import register
 from medgate.records import Case, Status
 from medgate.store import EscalationState, Role, Store
 from medgate.store.schema import audit_log
@@ -126,17 +126,9 @@ def test_a_bad_database_url_is_reported_without_its_password(
     assert "s3cret-Pa55" not in done.output
 
 
-def test_gate_factory_spec() -> None:
-    factory = load_gate_factory("medgate.config:load_config")
-    assert callable(factory)
-    with pytest.raises(ConfigError, match=r"package\.module:function"):
-        load_gate_factory("no-colon")
-    with pytest.raises(ConfigError, match="cannot be loaded"):
-        load_gate_factory("medgate.nothing_here:build")
-
-
-def test_serve_starts_uvicorn_with_a_gate_factory(tmp_path: Path) -> None:
-    """`medgate serve` end to end in a subprocess: it answers a check, then stops on SIGTERM."""
+def test_serve_starts_uvicorn_with_a_plugins_profile(tmp_path: Path) -> None:
+    """`medgate serve --profile` end to end in a subprocess, on a profile a plugin registers: it
+    answers a check, records how it decided, then stops on SIGTERM."""
     import os
     import signal
     import socket
@@ -153,14 +145,19 @@ def test_serve_starts_uvicorn_with_a_gate_factory(tmp_path: Path) -> None:
     _, token = Store.from_url(url).create_key("app", Role.CLIENT)
     here = Path(__file__).parent
     src = here.parents[2] / "src"
-    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{here}"}
+    plugin = install_plugin(
+        tmp_path / "site",
+        "medgate-scripted",
+        {"medgate.profiles": {"scripted": "service_gate:scripted_profile"}},
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(here), str(plugin)])}
     env.pop("MEDGATE_CONFIG", None)  # no stray configuration; cwd has no medgate.toml either
     program = (
         "import typer; from medgate.cli.server import register; "
         "app = typer.Typer(); register(app); app()"
     )
     command = [sys.executable, "-c", program, "serve", "--port", str(port)]
-    command += ["--gate", "service_gate:gate_factory", "--database-url", url]
+    command += ["--profile", "scripted", "--database-url", url]
     server = subprocess.Popen(command, env=env, cwd=tmp_path)
     try:
         deadline = time.monotonic() + 30
@@ -180,7 +177,10 @@ def test_serve_starts_uvicorn_with_a_gate_factory(tmp_path: Path) -> None:
         )
         assert response.status_code == 200
         assert response.json()["status"] == "escalated"
+        verdict_id = response.json()["verdict_id"]
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(30)
     assert Store.from_url(url).count_escalations(EscalationState.OPEN) == 1
+    run = Store.from_url(url).get_record(verdict_id).run
+    assert (run.entry, run.profile) == ("serve", "scripted")

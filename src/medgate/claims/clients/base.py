@@ -1,8 +1,9 @@
 """The HTTP plumbing every evidence client shares.
 
 One :class:`ServiceClient` per service owns a circuit breaker and a rate limiter. A logical call
-retries timeouts, connection errors, 429 and 5xx answers with exponential backoff (honouring
-``Retry-After`` up to the cap); 404 means "no such record" and is returned to the caller; other
+retries timeouts, connection errors, 408, 409, 429 and 5xx answers under medgate's one retry
+policy (:mod:`medgate.retries`: exponential backoff with jitter, honouring ``Retry-After`` up to
+the cap); 404 means "no such record" and is returned to the caller; other
 4xx answers are the caller's fault and are not retried. Only a call that fails after its retries
 counts against the breaker, and so does a malformed body, because a service that answers garbage
 is as unusable as one that does not answer.
@@ -28,10 +29,17 @@ from medgate.claims.clients.errors import (
 )
 from medgate.claims.clients.ratelimit import RateLimiter
 from medgate.config import ServiceSettings
+from medgate.retries import (
+    RETRYABLE_STATUS,
+    GaveUp,
+    Retryable,
+    RetryPolicy,
+    call_with_retries,
+    retry_after,
+)
 
 T = TypeVar("T")
 Params = Mapping[str, str | int]
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 class ServiceClient:
@@ -56,7 +64,13 @@ class ServiceClient:
         )
         self.limiter = RateLimiter(settings.rate_per_s, clock=clock, sleep=sleep)
         self._sleep = sleep
+        self._clock = clock
         self._jitter = jitter
+        self._retries = RetryPolicy(
+            max_retries=settings.max_retries,
+            backoff_s=settings.backoff_s,
+            backoff_max_s=settings.backoff_max_s,
+        )
         self._http = httpx.Client(
             base_url=settings.base_url.rstrip("/") + "/",
             timeout=httpx.Timeout(settings.timeout_s),
@@ -80,37 +94,22 @@ class ServiceClient:
     def state(self) -> CircuitState:
         return self.breaker.state
 
-    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
-        cap = self.settings.backoff_max_s
-        if response is not None:
-            retry_after = response.headers.get("Retry-After", "")
-            if retry_after.strip().isdigit():
-                return min(float(retry_after), cap)
-        base = self.settings.backoff_s * float(2**attempt)
-        return float(min(base * (0.5 + 0.5 * self._jitter()), cap))
-
     def get(self, path: str, params: Params | None = None) -> httpx.Response | None:
         """GET ``path``; None for 404, the response for 2xx, an error otherwise."""
         if self.offline:
             raise OfflineError(self.service, "offline mode is on; no request sent")
         if not self.breaker.allow():
             raise CircuitOpenError(self.service, "circuit breaker is open after repeated failures")
-        last = "no attempt made"
-        response: httpx.Response | None = None
-        for attempt in range(self.settings.max_retries + 1):
-            if attempt:
-                self._sleep(self._delay(attempt - 1, response))
-            response = None
+
+        def attempt(left: float | None) -> httpx.Response | None:
             self.limiter.acquire()
             self.attempts += 1
             try:
                 response = self._http.get(path.lstrip("/"), params=dict(params or {}))
             except httpx.TimeoutException:
-                last = f"timed out after {self.settings.timeout_s:g} s"
-                continue
+                raise Retryable(f"timed out after {self.settings.timeout_s:g} s") from None
             except httpx.TransportError as exc:
-                last = f"connection failed ({type(exc).__name__})"
-                continue
+                raise Retryable(f"connection failed ({type(exc).__name__})") from None
             except Exception as exc:
                 # Anything else (an invalid URL, a decoding bug) must still count against the
                 # breaker, or a half-open trial would never report back and the breaker would
@@ -119,9 +118,8 @@ class ServiceClient:
                 raise ServiceUnavailableError(
                     self.service, f"request failed ({type(exc).__name__}: {exc})"
                 ) from exc
-            if response.status_code in _RETRY_STATUS:
-                last = f"HTTP {response.status_code}"
-                continue
+            if response.status_code in RETRYABLE_STATUS:
+                raise Retryable(f"HTTP {response.status_code}", retry_after(response))
             if response.status_code == 404:
                 self.breaker.record_success()
                 return None
@@ -132,10 +130,14 @@ class ServiceClient:
                     self.service, f"HTTP {response.status_code}: {response.text[:200]}"
                 )
             return response
-        self.breaker.record_failure()
-        raise ServiceUnavailableError(
-            self.service, f"{last} after {self.settings.max_retries + 1} attempt(s)"
-        )
+
+        try:
+            return call_with_retries(
+                attempt, self._retries, sleep=self._sleep, clock=self._clock, jitter=self._jitter
+            )
+        except GaveUp as exc:
+            self.breaker.record_failure()
+            raise ServiceUnavailableError(self.service, str(exc)) from None
 
     def parse(self, response: httpx.Response, parser: Callable[[httpx.Response], T]) -> T:
         """Parse a 2xx body; a body that does not parse counts as a failed call."""

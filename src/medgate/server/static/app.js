@@ -126,8 +126,9 @@ function summarise(item) {
       return Object.entries(d).filter(([, s]) => s && typeof s.value === "number")
         .map(([name, s]) => `${name} ${s.value.toFixed(3)}`).join(", ");
     case "safety": {
-      const score = (a) => (a && a.ran ? a.score : "off");
-      return `SRA ${score(d.sra)}, HRA ${score(d.hra)}: ${d.passed ? "passed" : "not passed"}`;
+      const scores = Object.entries(d.assessments || {})
+        .map(([name, a]) => `${name.toUpperCase()} ${a && a.ran ? a.score : "off"}`);
+      return `${scores.join(", ")}: ${d.passed ? "passed" : "not passed"}`;
     }
     case "claims":
       return `${d.flag_count || 0} claim flags (${d.high_severity_count || 0} high)`;
