@@ -1,9 +1,20 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from medgate.claims.evaluation import PRF, evaluate_halueval, evaluate_labelled, wilson_interval
-from medgate.claims.learned import SENTENCES_FILE, LabelledSentence
+from medgate.claims.evaluation import (
+    PRF,
+    evaluate_halueval,
+    evaluate_labelled,
+    recompute_labelled,
+    wilson_interval,
+    write_labelled_log,
+)
+from medgate.claims.learned import SENTENCES_FILE, LabelledSentence, load_sentences
+from medgate.claims.results import LABELLED_LOG
 from tests.unit.test_claims_learned import ScriptedDetector
 
 
@@ -36,8 +47,8 @@ def _row(
     )
 
 
-def test_evaluate_labelled_counts_by_hand() -> None:
-    rows = [
+def _rows() -> list[LabelledSentence]:
+    return [
         _row("a", "Take two tablets every four hours.", "dose", "high", False),
         _row(
             "b",
@@ -50,6 +61,10 @@ def test_evaluate_labelled_counts_by_hand() -> None:
         _row("d", "The clinic opens at eight.", None, None, False),
         _row("e", "Insulin is a hormone.", None, None, False),
     ]
+
+
+def test_evaluate_labelled_counts_by_hand() -> None:
+    rows = _rows()
     learned = ScriptedDetector({rows[1].text: "medication_change", rows[4].text: "efficacy"})
     result = evaluate_labelled(rows, learned, data_file=SENTENCES_FILE)
     rules = result.splits["heldout"]["rules"]
@@ -67,6 +82,31 @@ def test_evaluate_labelled_counts_by_hand() -> None:
     assert (learned_only.flag.tp, learned_only.flag.fp, learned_only.flag.fn) == (1, 1, 1)
     assert [i.id for i in result.items] == ["a", "b", "c", "d", "e"]
     assert result.splits["train"]["rules"].n == 0
+
+
+def test_labelled_run_log_recomputes_the_scores(tmp_path: Path) -> None:
+    rows = _rows()
+    learned = ScriptedDetector({rows[1].text: "medication_change", rows[4].text: "efficacy"})
+    result = evaluate_labelled(rows, learned, data_file=SENTENCES_FILE)
+    path = tmp_path / "run.jsonl"
+    write_labelled_log(result, path)
+    write_labelled_log(result, path)  # a second run replaces the first, never appends to it
+    assert len(path.read_text().splitlines()) == len(rows)
+    assert recompute_labelled(path, rows) == result.splits
+    rules_only = evaluate_labelled(rows, None, data_file=SENTENCES_FILE)
+    write_labelled_log(rules_only, path)
+    assert list(recompute_labelled(path, rows)["heldout"]) == ["rules"]
+
+
+def test_committed_claims_figures_recompute_from_their_log() -> None:
+    results = Path(__file__).resolve().parents[2] / "docs" / "results"
+    committed = json.loads((results / "claims_labelled.json").read_text())
+    assert committed["items_log"] == LABELLED_LOG
+    recomputed = recompute_labelled(results / LABELLED_LOG, load_sentences())
+    assert {
+        split: {system: scores.model_dump(mode="json") for system, scores in systems.items()}
+        for split, systems in recomputed.items()
+    } == committed["splits"]
 
 
 def test_evaluate_halueval_by_hand() -> None:

@@ -1,6 +1,7 @@
 """Measuring the claims layer: the labelled sentences (rules, classifier and both, on the
 held-out part), HaluEval 2.0 biomedical fact labels, and labelled support pairs.
-``medgate eval claims`` runs these and writes ``docs/results/claims_*``.
+``medgate eval claims`` runs these and writes ``docs/results/claims_*``; the per-sentence
+predictions are a run log (:mod:`medgate.eval.runlog`) from which the figures are recomputed.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from medgate.claims.support import (
     content_terms,
 )
 from medgate.errors import InputError
+from medgate.eval.runlog import RunLog, spec_key
 from medgate.records import Record
 
 #: A fact is attributed to the answer sentence sharing most of its content words, if at least this
@@ -84,6 +86,24 @@ class SentencePrediction(Record):
     combined_type: ClaimType | None = Field(description="Rules first, the classifier for misses.")
     combined_severity: str | None
     citations_found: bool
+
+    @property
+    def item_id(self) -> str:
+        """The sentence's id, under the name every run log keys its items by."""
+        return self.id
+
+
+class ClaimsRunSpec(Record):
+    """What decides the predictions of a labelled-sentence run; its digest names the run."""
+
+    dataset: str = Field(description="The labelled sentences file.")
+    data_sha256: str
+    detector: str = Field(description="The learned detector's name and artifact provenance.")
+    detector_threshold: float | None
+    systems: list[str] = Field(description="The systems scored: rules, and learned and both.")
+
+    def key(self) -> str:
+        return spec_key(self)
 
 
 class SystemScores(Record):
@@ -219,6 +239,20 @@ def predict_labelled(
     return items
 
 
+def score_labelled(
+    items: Sequence[SentencePrediction], texts: dict[str, str], systems: Sequence[str]
+) -> dict[str, dict[str, SystemScores]]:
+    """split -> system -> scores, from per-sentence predictions alone (and the sentences' text,
+    which only names the misses)."""
+    return {
+        split: {
+            system: score_system([i for i in items if i.split == split], system, texts)
+            for system in systems
+        }
+        for split in ("heldout", "train")
+    }
+
+
 def evaluate_labelled(
     rows: Sequence[LabelledSentence],
     detector: ClaimDetector | None,
@@ -229,23 +263,45 @@ def evaluate_labelled(
 ) -> LabelledResult:
     """Rules, classifier and both, scored separately on the training and held-out parts."""
     items = predict_labelled(rows, detector)
-    texts = {r.id: r.text for r in rows}
-    systems = ["rules", "learned", "both"] if detector is not None else ["rules"]
-    splits = {
-        split: {
-            system: score_system([i for i in items if i.split == split], system, texts)
-            for system in systems
-        }
-        for split in ("heldout", "train")
-    }
     return LabelledResult(
         data_file=data_file.name,
         data_sha256=file_sha256(data_file),
         detector=detector_info,
         detector_threshold=detector_threshold,
-        splits=splits,
+        splits=score_labelled(items, {r.id: r.text for r in rows}, systems_of(detector)),
         items=items,
     )
+
+
+def systems_of(detector: ClaimDetector | None) -> list[str]:
+    return ["rules", "learned", "both"] if detector is not None else ["rules"]
+
+
+def write_labelled_log(result: LabelledResult, path: Path) -> RunLog[SentencePrediction]:
+    """The result's per-sentence predictions as a run log at ``path``, replacing an earlier run
+    there (a labelled-sentence run is deterministic and takes seconds, so it is never resumed)."""
+    spec = ClaimsRunSpec(
+        dataset=result.data_file,
+        data_sha256=result.data_sha256,
+        detector=result.detector,
+        detector_threshold=result.detector_threshold,
+        systems=list(result.splits["heldout"]),
+    )
+    path.unlink(missing_ok=True)
+    path.with_suffix(".json").unlink(missing_ok=True)
+    log = RunLog(path, SentencePrediction, spec)
+    for item in result.items:
+        log.append(item)
+    return log
+
+
+def recompute_labelled(
+    path: Path, rows: Sequence[LabelledSentence]
+) -> dict[str, dict[str, SystemScores]]:
+    """The scores of a committed labelled-sentence run, from its log alone."""
+    spec = ClaimsRunSpec.model_validate_json(path.with_suffix(".json").read_text(encoding="utf-8"))
+    items = list(RunLog(path, SentencePrediction, spec).load().values())
+    return score_labelled(items, {r.id: r.text for r in rows}, spec.systems)
 
 
 # --- HaluEval 2.0 biomedical ------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """``medgate eval claims``: run the claims evaluations and write ``docs/results/claims_*``.
 
-Three reports, each a JSON record (per-item predictions included where there are items) and a
-Markdown table with the command and the date that produced it:
+Three reports, each a JSON record and a Markdown table with the command and the date that
+produced it:
 
 - ``claims_labelled``: the uncited-claim flag of the rules, the learned classifier and both, on
   the held-out part of the labelled sentences (and, for reference, on the training part the
-  rules and the classifier were developed on);
+  rules and the classifier were developed on); its per-sentence predictions are the run log
+  ``claims_labelled_items.jsonl`` (manifest beside it), from which
+  :func:`medgate.claims.evaluation.recompute_labelled` recomputes every figure;
 - ``claims_halueval``: flags against HaluEval 2.0 biomedical fact labels, beside the figures of
   the rules before this detector (``claims_halueval_7b1fe23.json``);
 - ``claims_support``: the lexical support judge on labelled claim/source pairs.
@@ -29,6 +31,7 @@ from medgate.claims.evaluation import (
     evaluate_labelled,
     evaluate_support,
     read_jsonl,
+    write_labelled_log,
 )
 from medgate.claims.learned import LearnedClaimDetector, load_sentences
 from medgate.claims.support import load_support_pairs
@@ -37,6 +40,8 @@ PRF_HEAD = "| | TP | FP | FN | precision | recall | F1 |\n|---|---|---|---|---|-
 #: The HaluEval figures of the rule set before medication changes, interactions, safety and
 #: statistics in words were added (``medgate`` at commit 7b1fe23, scripts/eval_claims.py).
 BEFORE_FILE = "claims_halueval_7b1fe23.json"
+#: The per-sentence predictions of the labelled-sentence run, in the run-log format.
+LABELLED_LOG = "claims_labelled_items.jsonl"
 
 
 def fmt(value: float | None) -> str:
@@ -243,11 +248,18 @@ def run_claims_evaluation(
     labelled = evaluate_labelled(
         load_sentences(), detector, detector_info=info, detector_threshold=threshold
     )
-    paths = _write(
+    log = write_labelled_log(labelled, out / LABELLED_LOG)
+    paths = [log.path, log.manifest]
+    paths += _write(
         out,
         "claims_labelled",
         labelled_markdown(labelled, command, date),
-        {"command": command, "date": date, **labelled.model_dump(mode="json")},
+        {
+            "command": command,
+            "date": date,
+            "items_log": LABELLED_LOG,
+            **labelled.model_dump(mode="json", exclude={"items"}),
+        },
     )
     halueval = evaluate_halueval(
         read_jsonl(data_dir / "halueval2_biomed" / "halueval2_biomed.jsonl"), detector

@@ -6,7 +6,8 @@ names the file. An interrupted run resumes where it stopped (an item already in 
 run again; a line cut short by the interruption is run again), and every headline number can be
 recomputed from the committed per-item records. The HRS recordings
 (:class:`medgate.eval.runner.TrajectoryStore`) and the gate evaluations
-(:mod:`medgate.eval.gate_run`) are run logs; so is any new evaluation.
+(:mod:`medgate.eval.gate_run`) are run logs, and so are the claims layer's labelled-sentence
+predictions (:func:`medgate.claims.evaluation.write_labelled_log`); so is any new evaluation.
 """
 
 from __future__ import annotations
