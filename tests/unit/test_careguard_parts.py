@@ -8,8 +8,8 @@ import pytest
 
 from medgate.backends.structured import ReplyFormatError, parse_reply
 from medgate.careguard import JudgeReply, RiskCategory, match_rules
+from medgate.careguard.datasets import CareItem
 from medgate.careguard.evaluation import (
-    EvalItem,
     ItemResult,
     RoundScores,
     correct_outcome,
@@ -210,7 +210,7 @@ def test_violations_and_metrics_by_hand() -> None:
 
 def test_spread_round_robins_over_categories() -> None:
     items = [
-        EvalItem(id=f"{c.value}{i}", question="q", category=c, kind="risky", dataset="p")
+        CareItem(id=f"{c.value}{i}", question="q", category=c, kind="risky", dataset="p")
         for c in (RiskCategory.GENERAL, RiskCategory.MEDICATION)
         for i in range(3)
     ]

@@ -18,16 +18,15 @@ refused or blocked; any other risky question is answered without a violation or 
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
 from medgate.careguard.categories import RiskCategory
+from medgate.careguard.datasets import PATIENT_QUESTIONS, CareItem
 from medgate.careguard.records import CareGuardReport, Outcome
 from medgate.careguard.scoring import (
     NO_DOSE_CATEGORIES,
@@ -37,6 +36,7 @@ from medgate.careguard.scoring import (
     states_diagnosis,
     states_dose,
 )
+from medgate.case_record import CaseRecord
 from medgate.claims.safety_check import DISCLAIMER_SEPARATOR
 from medgate.records import Record, Status
 from medgate.verdict import Verdict
@@ -56,14 +56,6 @@ DEFAULT_ANSWERS: dict[str, str] = {
     "severity": "mild",
     "duration": "1_3_days",
 }
-
-
-class EvalItem(Record):
-    id: str
-    question: str
-    category: RiskCategory = Field(description="Expected category (harmful for MedSafetyBench).")
-    kind: str = Field(description="'benign' or 'risky'.")
-    dataset: str
 
 
 class RoundScores(Record):
@@ -93,6 +85,13 @@ class ItemResult(Record):
     errors: list[str] = Field(default_factory=list)
     violations: list[str] = Field(default_factory=list)
     correct: bool
+    record: CaseRecord | None = Field(
+        default=None, description="The final check's whole case record (runs since run logs)."
+    )
+
+    @property
+    def item_id(self) -> str:
+        return self.id
 
 
 def shown_text(answer: str | None) -> str | None:
@@ -137,7 +136,7 @@ def correct_outcome(
 
 
 def score_item(
-    item: EvalItem, config: str, verdict: Verdict, asked: list[str], seconds: float
+    item: CareItem, config: str, verdict: Verdict, asked: list[str], seconds: float
 ) -> ItemResult:
     report = verdict.trace.report(CareGuardReport)
     triaged = [c.value for c in report.triage.categories] if report and report.triage else []
@@ -161,7 +160,7 @@ def score_item(
         category=item.category,
         kind=item.kind,
         # Evaluation data stays where it lives: only our own questions are copied into results.
-        question=item.question if item.dataset == "patient" else "",
+        question=item.question if item.dataset == PATIENT_QUESTIONS.name else "",
         status=verdict.status,
         outcome=outcome,
         triage_categories=triaged,
@@ -188,14 +187,6 @@ def rescore(result: ItemResult) -> ItemResult:
             "correct": correct_outcome(result.category, result.status, result.outcome, found),
         }
     )
-
-
-def read_results(path: Path) -> Iterator[ItemResult]:
-    if not path.is_file():
-        return
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            yield ItemResult.model_validate_json(line)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -274,37 +265,15 @@ def metrics(results: Sequence[ItemResult]) -> Metrics:
     )
 
 
-def load_items(path: Path, dataset: str) -> list[EvalItem]:
-    """Our patient questions, or MedSafetyBench rows (every one a harmful request)."""
-    items: list[EvalItem] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row: Mapping[str, Any] = json.loads(line)
-        if dataset == "msb":
-            items.append(
-                EvalItem(
-                    id=str(row["id"]),
-                    question=str(row["question"]),
-                    category=RiskCategory.HARMFUL_REQUEST,
-                    kind="harmful",
-                    dataset=dataset,
-                )
-            )
-        else:
-            items.append(EvalItem(**row, dataset=dataset))
-    return items
-
-
-def spread(items: Sequence[EvalItem], limit: int | None, by_category: bool) -> list[EvalItem]:
+def spread(items: Sequence[CareItem], limit: int | None, by_category: bool) -> list[CareItem]:
     """A deterministic subset: round-robin over categories, or evenly spaced rows."""
     if limit is None or limit >= len(items):
         return list(items)
     if by_category:
-        groups: dict[RiskCategory, list[EvalItem]] = {}
+        groups: dict[RiskCategory, list[CareItem]] = {}
         for item in items:
             groups.setdefault(item.category, []).append(item)
-        order: list[EvalItem] = []
+        order: list[CareItem] = []
         depth = max(len(g) for g in groups.values())
         for i in range(depth):
             order.extend(g[i] for g in groups.values() if i < len(g))

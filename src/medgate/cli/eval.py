@@ -40,6 +40,7 @@ RoundsOpt = Annotated[
     ),
 ]
 DEFAULT_OUT = Path("docs/results")
+DEFAULT_CARE_RUNS = DEFAULT_OUT / "careguard_runs"
 DatasetsOpt = Annotated[
     list[str], typer.Option("--dataset", "-d", help="Dataset(s); repeat for several.")
 ]
@@ -293,6 +294,104 @@ def register(app: typer.Typer) -> None:
             out, f"table8_{name}", {"datasets": results}, escalated_markdown(results, cmd)
         )
         typer.echo(f"wrote table7_{name} and table8_{name} in {out}")
+
+    @ev.command("care")
+    def care_cmd(
+        dataset: Annotated[
+            str,
+            typer.Option(
+                "--dataset",
+                "-d",
+                help="patient-questions, medsafetybench or another registered CareGuard dataset.",
+            ),
+        ] = "patient-questions",
+        split: Annotated[
+            str | None, typer.Option(help="A split the dataset declares (default: its first).")
+        ] = None,
+        limit: Annotated[
+            int | None,
+            typer.Option(
+                help="Only N requests: round-robin over categories for our patient questions, "
+                "evenly spaced rows otherwise."
+            ),
+        ] = None,
+        config_name: Annotated[
+            str,
+            typer.Option("--config", help="main, or an ablation: no_controller, no_sra, no_hra."),
+        ] = "main",
+        max_refinements: Annotated[
+            int | None, typer.Option(help="Override careguard.max_refinements.")
+        ] = None,
+        ids: Annotated[
+            str | None, typer.Option(help="Only these comma-separated request ids.")
+        ] = None,
+        profile: ProfileOpt = None,
+        model: ModelOpt = None,
+        runs: Annotated[
+            Path, typer.Option(help="Folder of the run logs (resumed when run again).")
+        ] = DEFAULT_CARE_RUNS,
+        write: Annotated[
+            bool,
+            typer.Option(help="Then regenerate careguard.{md,json} in --out from every run."),
+        ] = False,
+        out: OutOpt = DEFAULT_OUT,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON.")] = False,
+    ) -> None:
+        """CareGuard on a request set as deployed: a scored record per request in the run's
+        log (resumed when run again), and the metrics recomputed from it."""
+        from medgate.careguard.evaluation import ItemResult, metrics, rescore
+        from medgate.eval.care_report import ROWS, write_report
+        from medgate.eval.care_run import evaluate_care
+
+        config = config_with(model, profile or "careguard")
+        if max_refinements is not None:
+            careguard = config.careguard.model_copy(update={"max_refinements": max_refinements})
+            config = config.model_copy(update={"careguard": careguard})
+
+        def progress(result: ItemResult, k: int, total: int) -> None:
+            typer.echo(
+                f"[{k}/{total}] {result.id} {result.status.value} {result.outcome} "
+                f"{result.seconds:.0f}s"
+                + (f" violations: {result.violations}" if result.violations else ""),
+                err=True,
+            )
+
+        results, log = evaluate_care(
+            config,
+            dataset,
+            split,
+            limit,
+            config_name=config_name,
+            ids=ids.split(",") if ids else (),
+            runs=runs,
+            on_item=progress,
+        )
+        m = metrics([rescore(r) for r in results])
+        if as_json:
+            typer.echo(m.model_dump_json(indent=2))
+        else:
+            typer.echo(f"{dataset}, configuration {config_name}: {m.n} requests")
+            for key, label in ROWS[1:]:
+                value = getattr(m, key)
+                typer.echo(f"  {label:<42} {'n/a' if value is None else value}")
+            typer.echo("  statuses: " + ", ".join(f"{s} {n}" for s, n in sorted(m.status.items())))
+        typer.echo(f"run log: {log.path}", err=as_json)
+        if write:
+            for path in write_report(runs, out):
+                typer.echo(f"wrote {path}", err=as_json)
+
+    @ev.command("care-report")
+    def care_report_cmd(
+        runs: Annotated[Path, typer.Option(help="Folder of the run logs.")] = DEFAULT_CARE_RUNS,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Regenerate careguard.{md,json} in --out from the CareGuard run logs, running nothing."""
+        from medgate.eval.care_report import write_report
+
+        if not runs.is_dir():
+            raise typer.BadParameter(f"{runs} is not a folder")
+        for path in write_report(runs, out):
+            typer.echo(f"wrote {path}")
 
     @ev.command("claims")
     def claims_cmd(

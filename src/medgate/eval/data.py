@@ -91,6 +91,9 @@ class DatasetSpec:
     train_size: int
     test_size: int = 200
     description: str = ""
+    task: str = "closed-question"
+    """What evaluates it: closed questions (``eval hrs``/``eval gate``); CareGuard's request
+    sets say ``care``."""
 
     def load(self, data_dir: Path) -> list[EvalItem]:
         return load_jsonl(data_dir / self.path, self.labels)
@@ -171,11 +174,20 @@ def load_dataset(name: str, data_dir: Path) -> list[EvalItem]:
         path_text, _, label_text = rest.partition("::")
         labels = LabelSet.parse(label_text) if label_text else LabelSet.YES_NO_MAYBE
         return load_jsonl(Path(path_text), labels)
-    spec = DATASETS.get(name)
+    spec = _closed_question_dataset(name)
     if spec is None:
-        known = ", ".join(sorted(DATASETS))
+        known = ", ".join(n for n in sorted(DATASETS) if _closed_question_dataset(n))
         raise ConfigError(f"unknown dataset {name!r}; known: {known}, or jsonl:PATH[::yes,no]")
     return spec.load(data_dir)
+
+
+def _closed_question_dataset(name: str) -> Dataset | None:
+    """The registered closed-question dataset ``name``; a CareGuard request set (``task`` care)
+    is refused with the command that evaluates it."""
+    spec = DATASETS.get(name)
+    if spec is not None and getattr(spec, "task", "closed-question") != "closed-question":
+        raise ConfigError(f"{name!r} is a CareGuard request set: use medgate eval care -d {name}")
+    return spec
 
 
 class Split(Record):
@@ -238,7 +250,7 @@ def _mix(items: list[EvalItem], seed: int) -> list[EvalItem]:
 
 def dataset_split(name: str, data_dir: Path, seed: int = 42) -> Split:
     items = load_dataset(name, data_dir)
-    spec = DATASETS.get(name)
+    spec = _closed_question_dataset(name) if not name.startswith("jsonl:") else None
     if spec is not None:
         return stratified_split(items, spec.test_size, spec.train_size, seed)
     test = max(1, round(len(items) * 0.2))

@@ -1,0 +1,138 @@
+"""CareGuard's evaluation request sets, registered in ``medgate.datasets`` beside the QA datasets.
+
+A CareGuard dataset is a list of requests, each with the risk category it is expected to fall
+in and its kind (benign, risky or harmful); there is no gold answer, because the right outcome
+depends on the category (a general question is answered, a harmful request refused, an emergency
+gets fixed guidance; see :mod:`medgate.careguard.evaluation`). They share the registry with the
+closed-question datasets, marked ``task = "care"`` so that each evaluation refuses the other's
+sets with a message that names the right command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from medgate.careguard.categories import RiskCategory
+from medgate.errors import ConfigError, InputError
+from medgate.records import Record
+
+#: The ``task`` of a dataset evaluated by ``medgate eval care``.
+CARE_TASK = "care"
+
+
+class CareItem(Record):
+    """One request of a CareGuard evaluation and what the gate should make of it."""
+
+    id: str
+    question: str
+    category: RiskCategory = Field(description="Expected category (harmful for MedSafetyBench).")
+    kind: str = Field(description="'benign', 'risky' or 'harmful'.")
+    dataset: str
+
+
+class CareDataset(Protocol):
+    """What a ``medgate.datasets`` entry point with ``task = "care"`` resolves to."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        """The split names ``load`` accepts; the first is the default."""
+        ...
+
+    @property
+    def by_category(self) -> bool:
+        """Whether ``--limit`` takes items round-robin over categories (else evenly spaced)."""
+        ...
+
+    def load(self, data_dir: Path, split: str) -> list[CareItem]:
+        """The split's requests; the data directory is ``MEDGATE_DATA_DIR``."""
+        ...
+
+
+@dataclass(frozen=True)
+class PatientQuestions:
+    """medgate's own patient questions, shipped with the package, labelled before any run."""
+
+    name: str = "patient-questions"
+    task: str = CARE_TASK
+    description: str = (
+        "medgate's patient questions (src/medgate/careguard/data/patient_questions.jsonl), "
+        "each labelled with its expected category and kind"
+    )
+    splits: tuple[str, ...] = ("all",)
+    by_category: bool = True
+    resource: str = "patient_questions.jsonl"
+
+    def load(self, data_dir: Path, split: str) -> list[CareItem]:
+        _check_split(self, split)
+        text = (
+            resources.files("medgate.careguard")
+            .joinpath("data", self.resource)
+            .read_text(encoding="utf-8")
+        )
+        return [CareItem(**row, dataset=self.name) for row in _rows(text)]
+
+
+@dataclass(frozen=True)
+class HarmfulRequests:
+    """Requests that are all harmful, read from a JSONL file under the data directory (only
+    ``id`` and ``question`` are read)."""
+
+    name: str
+    path: str
+    description: str
+    task: str = CARE_TASK
+    splits: tuple[str, ...] = ("all",)
+    by_category: bool = False
+
+    def load(self, data_dir: Path, split: str) -> list[CareItem]:
+        _check_split(self, split)
+        file = data_dir / self.path
+        if not file.is_file():
+            raise ConfigError(
+                f"{file} not found: set MEDGATE_DATA_DIR (or data_dir) to the evaluation data"
+            )
+        return [
+            CareItem(
+                id=str(row["id"]),
+                question=str(row["question"]),
+                category=RiskCategory.HARMFUL_REQUEST,
+                kind="harmful",
+                dataset=self.name,
+            )
+            for row in _rows(file.read_text(encoding="utf-8"))
+        ]
+
+
+PATIENT_QUESTIONS = PatientQuestions()
+MEDSAFETYBENCH = HarmfulRequests(
+    "medsafetybench",
+    "medsafetybench/medsafetybench_train.jsonl",
+    "MedSafetyBench harmful medical requests (train rows), every one to be refused",
+)
+
+
+def _rows(text: str) -> list[Mapping[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _check_split(dataset: CareDataset, split: str) -> None:
+    if split not in dataset.splits:
+        raise InputError(
+            f"unknown split {split!r} of {dataset.name}: use {', '.join(dataset.splits)}"
+        )

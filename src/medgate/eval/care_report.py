@@ -1,0 +1,153 @@
+"""docs/results/careguard.{md,json}: CareGuard's tables, recomputed from the run logs alone.
+
+Every stored result is rescored by the current violation checks
+(:func:`medgate.careguard.evaluation.rescore`) so all runs are judged by one set of checks.
+The hand-written notes (``careguard_notes.md`` beside the report) follow the tables.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from medgate.careguard.evaluation import ItemResult, Metrics, metrics, rescore
+from medgate.eval.care_run import CareRunSpec, read_runs
+
+ROWS: tuple[tuple[str, str], ...] = (
+    ("n", "questions"),
+    ("correct_rate", "right outcome"),
+    ("answered_rate", "answered (released/refined)"),
+    ("benign_answered_rate", "benign answered"),
+    ("risky_answered_rate", "answerable risky questions answered"),
+    ("deployable_rate", "deployable (final draft SRA<=2, HRA<=2)"),
+    ("first_draft_deployable_rate", "deployable at first draft"),
+    ("violation_rate", "violation rate"),
+    ("mean_sra_before", "mean SRA, first draft"),
+    ("mean_sra_after", "mean SRA, final draft"),
+    ("mean_hra_before", "mean HRA, first draft"),
+    ("mean_hra_after", "mean HRA, final draft"),
+    ("iterations_per_query", "refinements per generated query"),
+    ("screening_rate", "asked screening questions"),
+    ("evaluator_failures", "evaluator failures (scored 5)"),
+    ("latency_mean_s", "latency mean (s)"),
+    ("latency_median_s", "latency median (s)"),
+    ("latency_max_s", "latency max (s)"),
+)
+
+
+def command(spec: CareRunSpec, items: int) -> str:
+    """The command that records (or resumes) this run."""
+    return (
+        f"medgate eval care --dataset {spec.dataset} --split {spec.split} "
+        f"--config {spec.config} --limit {items}"
+    )
+
+
+def _cell(value: object) -> str:
+    return "n/a" if value is None else f"{value}"
+
+
+def table(columns: dict[str, Metrics]) -> str:
+    """One column per configuration, one row per metric and per status."""
+    lines = ["| | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for key, label in ROWS:
+        cells = [_cell(getattr(m, key)) for m in columns.values()]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    for status in sorted({s for m in columns.values() for s in m.status}):
+        counts = [str(m.status.get(status, 0)) for m in columns.values()]
+        lines.append(f"| status {status} | " + " | ".join(counts) + " |")
+    return "\n".join(lines)
+
+
+def by_category(results: list[ItemResult]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for cat in sorted({r.category.value for r in results}):
+        sub = [r for r in results if r.category.value == cat]
+        statuses: dict[str, int] = {}
+        for r in sub:
+            statuses[r.status.value] = statuses.get(r.status.value, 0) + 1
+        out[cat] = {
+            "n": len(sub),
+            "right_outcome": sum(r.correct for r in sub),
+            "statuses": statuses,
+        }
+    return out
+
+
+def summarise(runs: Path) -> tuple[dict[str, Any], dict[str, tuple[CareRunSpec, list[ItemResult]]]]:
+    """The JSON summary of every run in ``runs``, and the rescored runs it was made from."""
+    loaded = {
+        name: (spec, [rescore(r) for r in results])
+        for name, (spec, results) in read_runs(runs).items()
+    }
+    summary: dict[str, Any] = {
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "runs": {},
+    }
+    for name, (spec, results) in loaded.items():
+        summary["runs"][name] = {
+            "spec": spec.model_dump(mode="json"),
+            "command": command(spec, len(results)),
+            "metrics": metrics(results).model_dump(mode="json"),
+            "by_category": by_category(results),
+            "wall_time_s": round(sum(r.seconds for r in results), 1),
+        }
+    return summary, loaded
+
+
+def markdown(
+    summary: dict[str, Any], runs: dict[str, tuple[CareRunSpec, list[ItemResult]]], notes: str
+) -> str:
+    parts = [
+        "# CareGuard evaluation",
+        "",
+        f"Generated {summary['generated']} by `medgate eval care-report` from the run logs in "
+        "docs/results/careguard_runs/ (one scored record per request; the manifest beside each "
+        "log holds the settings and models of the run).",
+        "",
+        "## Runs",
+        "",
+        "| run | items | wall time (s) | model sha256 | command |",
+        "|---|---|---|---|---|",
+    ]
+    for name, info in summary["runs"].items():
+        spec = runs[name][0]
+        shas = {m.fingerprint for m in spec.models.values() if m.fingerprint}
+        sha = ", ".join(f"{s[:16]}..." for s in sorted(shas)) or "n/a"
+        parts.append(
+            f"| {name} | {info['metrics']['n']} | {info['wall_time_s']} | {sha} | "
+            f"`{info['command']}` |"
+        )
+    for dataset in sorted({spec.dataset for spec, _ in runs.values()}):
+        for split in sorted({s.split for s, _ in runs.values() if s.dataset == dataset}):
+            chosen = {
+                spec.config: (name, results)
+                for name, (spec, results) in runs.items()
+                if spec.dataset == dataset and spec.split == split
+            }
+            columns = {config: metrics(results) for config, (_, results) in chosen.items()}
+            parts += ["", f"## {dataset} ({split})", "", table(columns)]
+            if "main" in chosen:
+                cats = summary["runs"][chosen["main"][0]]["by_category"]
+                parts += ["", "Main configuration by expected category:", ""]
+                parts += ["| category | n | right outcome | statuses |", "|---|---|---|---|"]
+                for cat, c in cats.items():
+                    st = ", ".join(f"{k} {v}" for k, v in sorted(c["statuses"].items()))
+                    parts.append(f"| {cat} | {c['n']} | {c['right_outcome']} | {st} |")
+    if notes:
+        parts += ["", notes.rstrip()]
+    return "\n".join(parts) + "\n"
+
+
+def write_report(runs: Path, out: Path) -> list[Path]:
+    """Write careguard.json and careguard.md into ``out`` from the logs in ``runs``."""
+    summary, loaded = summarise(runs)
+    notes_file = out / "careguard_notes.md"
+    notes = notes_file.read_text(encoding="utf-8") if notes_file.is_file() else ""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / "careguard.json", out / "careguard.md"
+    json_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    md_path.write_text(markdown(summary, loaded, notes), encoding="utf-8")
+    return [json_path, md_path]

@@ -1,0 +1,183 @@
+"""Evaluating CareGuard on its request sets: one scored record per request in a resumable run log.
+
+The gate is built as every entry point builds it (:func:`medgate.pipeline.build_gate`, profile
+``careguard`` unless configured otherwise). Each request goes through ``gate.check``; a request
+that comes back NEEDS_CONTEXT is answered with the default screening answers, as a patient would
+answer, and checked again (both calls count toward its latency). The scored result
+(:class:`~medgate.careguard.evaluation.ItemResult`, with the final case record) is appended to
+the run's log (:mod:`medgate.eval.runlog`), so an interrupted run resumes where it stopped and
+every metric can be recomputed from the log alone.
+
+A run's log is named by dataset, split and configuration (``main`` or an ablation); its manifest
+records the settings and models that decided the verdicts. Resuming a run under other settings
+is refused rather than mixing two gates' results in one table.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from pydantic import Field
+
+from medgate.backends.pool import ModelInfo, ModelPool
+from medgate.careguard.datasets import CARE_TASK, CareDataset, CareItem
+from medgate.careguard.evaluation import DEFAULT_ANSWERS, ItemResult, score_item, spread
+from medgate.careguard.gate import screening_questions
+from medgate.case_record import CaseRecord, RunInfo
+from medgate.config import MedgateConfig
+from medgate.errors import ConfigError
+from medgate.eval.data import DATASETS
+from medgate.eval.runlog import RunLog
+from medgate.events import Event, Gate
+from medgate.pipeline import build_gate
+from medgate.records import Case, Record, Status
+
+#: The configurations a run can name: the gate as configured, and one ablation per component.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "main": {},
+    "no_controller": {"use_controller": False},
+    "no_sra": {"use_sra": False},
+    "no_hra": {"use_hra": False},
+}
+
+#: Where the committed CareGuard runs live (relative to the working directory, like --out).
+DEFAULT_RUNS = Path("docs/results/careguard_runs")
+
+#: Screening asks a few questions at a time, so answering may reveal more; this many rounds.
+SCREENING_ROUNDS = 3
+
+
+class CareRunSpec(Record):
+    """Everything that decides a CareGuard run's verdicts, written beside its log."""
+
+    dataset: str
+    split: str
+    config: str = Field(description="'main' or the ablation's name (ABLATIONS).")
+    profile: str
+    careguard: dict[str, Any] = Field(description="The CareGuard settings in force.")
+    models: dict[str, ModelInfo] = Field(description="The model behind each role.")
+
+
+def care_dataset(name: str) -> CareDataset:
+    """The registered CareGuard dataset ``name``; a clear error for a QA dataset or none."""
+    spec: object = DATASETS.load(name)
+    if getattr(spec, "task", None) != CARE_TASK:
+        raise ConfigError(
+            f"{name!r} is a closed-question dataset (medgate eval hrs or eval gate); "
+            f"CareGuard datasets: {', '.join(care_dataset_names())}"
+        )
+    return cast(CareDataset, spec)
+
+
+def care_dataset_names() -> list[str]:
+    return [n for n in DATASETS.names() if getattr(DATASETS.load(n), "task", None) == CARE_TASK]
+
+
+def ablated(config: MedgateConfig, ablation: str) -> MedgateConfig:
+    """``config`` with the named ablation applied to its CareGuard settings."""
+    if ablation not in ABLATIONS:
+        raise ConfigError(f"unknown configuration {ablation!r}: use {', '.join(ABLATIONS)}")
+    careguard = config.careguard.model_copy(update=ABLATIONS[ablation])
+    return config.model_copy(update={"careguard": careguard})
+
+
+def run_item(gate: Gate, item: CareItem, config_name: str, run: RunInfo) -> ItemResult:
+    """Check one request, answering screening questions with the defaults, and score it."""
+    t0 = time.perf_counter()
+    events: list[Event] = []
+    verdict = gate.check(Case(question=item.question, case_id=item.id), events.append)
+    asked: list[str] = []
+    patient: dict[str, str] = {}
+    for _ in range(SCREENING_ROUNDS):
+        if verdict.status is not Status.NEEDS_CONTEXT:
+            break
+        fields = [q.field.value for q in screening_questions(verdict)]
+        if not fields:
+            break
+        asked.extend(fields)
+        patient.update({f: DEFAULT_ANSWERS[f] for f in fields})
+        events = []
+        case = Case(question=item.question, case_id=item.id, patient=patient)
+        verdict = gate.check(case, events.append)
+    result = score_item(item, config_name, verdict, asked, time.perf_counter() - t0)
+    return result.model_copy(update={"record": CaseRecord.of(verdict, events, run)})
+
+
+def run_path(runs: Path, dataset: str, split: str, config_name: str) -> Path:
+    return runs / f"{dataset}-{split}-{config_name}.jsonl"
+
+
+def open_run(runs: Path, spec: CareRunSpec) -> RunLog[ItemResult]:
+    """The run's log; refuses to resume a log recorded under other settings."""
+    path = run_path(runs, spec.dataset, spec.split, spec.config)
+    manifest = path.with_suffix(".json")
+    if manifest.is_file():
+        recorded = CareRunSpec.model_validate_json(manifest.read_text(encoding="utf-8"))
+        if recorded != spec:
+            changed = sorted(
+                k for k in CareRunSpec.model_fields if getattr(recorded, k) != getattr(spec, k)
+            )
+            raise ConfigError(
+                f"{path} was recorded under other settings ({', '.join(changed)} differ); "
+                "give another --runs folder, or remove that run to record it again"
+            )
+    return RunLog(path, ItemResult, spec)
+
+
+def evaluate_care(
+    config: MedgateConfig,
+    dataset: str,
+    split: str | None = None,
+    limit: int | None = None,
+    *,
+    config_name: str = "main",
+    ids: Sequence[str] = (),
+    runs: Path = DEFAULT_RUNS,
+    pool: ModelPool | None = None,
+    on_item: Callable[[ItemResult, int, int], None] | None = None,
+) -> tuple[list[ItemResult], RunLog[ItemResult]]:
+    """Run CareGuard on the dataset's requests not yet in the run's log; every selected item's
+    result in selection order, and the log."""
+    source = care_dataset(dataset)
+    split = split or source.splits[0]
+    items = spread(source.load(config.data_dir, split), limit, source.by_category)
+    if ids:
+        wanted = set(ids)
+        items = [i for i in items if i.id in wanted]
+    config = ablated(config, config_name)
+    pool = pool or ModelPool(config)
+    gate = build_gate(config, pool)
+    spec = CareRunSpec(
+        dataset=dataset,
+        split=split,
+        config=config_name,
+        profile=config.profile,
+        careguard=config.careguard.model_dump(mode="json"),
+        models=pool.roles(),
+    )
+    log = open_run(runs, spec)
+    done = log.load()
+    todo = [i for i in items if i.id not in done]
+    run = RunInfo.of("eval", config, pool.roles())
+    for k, item in enumerate(todo, 1):
+        result = run_item(gate, item, config_name, run)
+        log.append(result)
+        done[item.id] = result
+        if on_item is not None:
+            on_item(result, k, len(todo))
+    return [done[i.id] for i in items if i.id in done], log
+
+
+def read_runs(runs: Path) -> dict[str, tuple[CareRunSpec, list[ItemResult]]]:
+    """Every run in ``runs``, by log name: its spec and its results."""
+    out: dict[str, tuple[CareRunSpec, list[ItemResult]]] = {}
+    for path in sorted(runs.glob("*.jsonl")):
+        manifest = path.with_suffix(".json")
+        if not manifest.is_file():
+            continue
+        spec = CareRunSpec.model_validate_json(manifest.read_text(encoding="utf-8"))
+        out[path.stem] = (spec, list(RunLog(path, ItemResult, spec).load().values()))
+    return out

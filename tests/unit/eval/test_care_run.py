@@ -1,0 +1,131 @@
+"""``medgate eval care``: CareGuard on a registered request set, a scored record per request in a
+resumable run log, and the report recomputed from the logs.
+
+The gate is the real CareGuard profile on the fake backend, whose every model call fails, so the
+outcomes are CareGuard's fail-closed and rule-decided ones; what is tested is the harness.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medgate.careguard.categories import RiskCategory
+from medgate.careguard.evaluation import ItemResult, metrics
+from medgate.config import MedgateConfig, load_config
+from medgate.errors import ConfigError, InputError
+from medgate.eval.care_report import write_report
+from medgate.eval.care_run import (
+    care_dataset,
+    care_dataset_names,
+    evaluate_care,
+    read_runs,
+)
+from medgate.eval.data import load_dataset
+from tests.console import run_medgate
+
+
+def fake_config(tmp_path: Path, **careguard: object) -> MedgateConfig:
+    return load_config(
+        model="fake", profile="careguard", cache_dir=str(tmp_path / "cache"), careguard=careguard
+    )
+
+
+def test_request_sets_share_the_dataset_registry_and_refuse_the_wrong_evaluation(
+    tmp_path: Path,
+) -> None:
+    assert {"patient-questions", "medsafetybench"} <= set(care_dataset_names())
+    with pytest.raises(ConfigError, match="eval hrs"):
+        care_dataset("bioasq")
+    with pytest.raises(ConfigError, match="medgate eval care -d medsafetybench"):
+        load_dataset("medsafetybench", tmp_path)
+    with pytest.raises(InputError, match="unknown split 'test'"):
+        care_dataset("patient-questions").load(tmp_path, "test")
+    with pytest.raises(ConfigError, match="MEDGATE_DATA_DIR"):
+        care_dataset("medsafetybench").load(tmp_path, "all")
+
+
+def test_a_run_logs_each_request_once_and_resumes(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    config = fake_config(tmp_path)
+    seen: list[str] = []
+    first, log = evaluate_care(
+        config, "patient-questions", limit=3, runs=runs, on_item=lambda r, k, n: seen.append(r.id)
+    )
+    assert len(first) == 3 and seen == [r.id for r in first]
+    # Round-robin over categories: three requests, three different expected categories.
+    assert len({r.category for r in first}) == 3
+    for result in first:
+        assert result.record is not None
+        assert result.record.verdict.status is result.status
+        assert result.question  # our own questions are kept in the results
+    seen.clear()
+    again, _ = evaluate_care(
+        config, "patient-questions", limit=5, runs=runs, on_item=lambda r, k, n: seen.append(r.id)
+    )
+    assert [r.id for r in again[:3]] == [r.id for r in first]
+    assert len(seen) == 2  # only the two new requests ran
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5
+    assert log.manifest.is_file()
+
+
+def test_resuming_under_other_settings_is_refused_and_ablations_are_their_own_runs(
+    tmp_path: Path,
+) -> None:
+    runs = tmp_path / "runs"
+    evaluate_care(fake_config(tmp_path), "patient-questions", limit=1, runs=runs)
+    with pytest.raises(ConfigError, match="careguard differ"):
+        evaluate_care(
+            fake_config(tmp_path, max_refinements=1), "patient-questions", limit=1, runs=runs
+        )
+    _, log = evaluate_care(
+        fake_config(tmp_path), "patient-questions", limit=1, runs=runs, config_name="no_sra"
+    )
+    assert log.path.name == "patient-questions-all-no_sra.jsonl"
+    spec, _ = read_runs(runs)["patient-questions-all-no_sra"]
+    assert spec.careguard["use_sra"] is False
+    with pytest.raises(ConfigError, match="unknown configuration"):
+        evaluate_care(fake_config(tmp_path), "patient-questions", runs=runs, config_name="nope")
+
+
+def test_harmful_requests_keep_no_request_text_and_the_report_recomputes_from_logs(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data" / "medsafetybench"
+    data.mkdir(parents=True)
+    rows = [{"id": f"h{i}", "question": f"Write a plan to falsify record {i}."} for i in range(4)]
+    (data / "medsafetybench_train.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    config = fake_config(tmp_path).model_copy(update={"data_dir": tmp_path / "data"})
+    runs, out = tmp_path / "runs", tmp_path / "results"
+    results, _ = evaluate_care(config, "medsafetybench", limit=2, runs=runs)
+    assert [r.id for r in results] == ["h0", "h2"]  # evenly spaced rows
+    assert all(r.category is RiskCategory.HARMFUL_REQUEST and r.question == "" for r in results)
+    json_path, md_path = write_report(runs, out)
+    summary = json.loads(json_path.read_text())
+    run = summary["runs"]["medsafetybench-all-main"]
+    logged = [
+        ItemResult.model_validate_json(line)
+        for line in (runs / "medsafetybench-all-main.jsonl").read_text().splitlines()
+    ]
+    assert run["metrics"] == metrics(logged).model_dump(mode="json")
+    assert "medgate eval care --dataset medsafetybench --split all --config main --limit 2" in (
+        md_path.read_text()
+    )
+
+
+def test_the_command_prints_metrics_and_a_wrong_dataset_is_one_error_line(
+    tmp_path: Path,
+) -> None:
+    done = run_medgate(
+        "eval", "care", "--model", "fake", "--limit", "2", "--runs", str(tmp_path), "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["n"] == 2
+    assert "run log:" in done.stderr
+    wrong = run_medgate("eval", "care", "-d", "bioasq", "--runs", str(tmp_path))
+    assert wrong.returncode == 2
+    assert "Traceback" not in wrong.stderr
+    assert "closed-question dataset" in wrong.stderr
