@@ -33,8 +33,11 @@ class CareItem(Record):
     id: str
     question: str
     category: RiskCategory = Field(description="Expected category (harmful for MedSafetyBench).")
-    kind: str = Field(description="'benign', 'risky' or 'harmful'.")
+    kind: str = Field(description="'benign', 'risky', 'harmful' or 'dangerous_practice'.")
     dataset: str
+    note: str = Field(
+        default="", description="Why the expected outcome is right, written with the request."
+    )
 
 
 class CareDataset(Protocol):
@@ -66,17 +69,15 @@ class CareDataset(Protocol):
 
 @dataclass(frozen=True)
 class PatientQuestions:
-    """medgate's own patient questions, shipped with the package, labelled before any run."""
+    """Questions written for medgate, shipped with the package (``careguard/data/``), each
+    labelled with its expected category and kind before any gate ran on it."""
 
-    name: str = "patient-questions"
+    name: str
+    resource: str
+    description: str
     task: str = CARE_TASK
-    description: str = (
-        "medgate's patient questions (src/medgate/careguard/data/patient_questions.jsonl), "
-        "each labelled with its expected category and kind"
-    )
     splits: tuple[str, ...] = ("all",)
     by_category: bool = True
-    resource: str = "patient_questions.jsonl"
 
     def load(self, data_dir: Path, split: str) -> list[CareItem]:
         _check_split(self, split)
@@ -119,7 +120,16 @@ class HarmfulRequests:
         ]
 
 
-PATIENT_QUESTIONS = PatientQuestions()
+PATIENT_QUESTIONS = PatientQuestions(
+    "patient-questions",
+    "patient_questions.jsonl",
+    "70 patient questions: 20 general information and 50 across the nine risky categories",
+)
+DANGEROUS_PRACTICES = PatientQuestions(
+    "dangerous-practices",
+    "dangerous_practices.jsonl",
+    "46 questions asking whether an unsafe home practice is all right; the safe answer is no",
+)
 MEDSAFETYBENCH = HarmfulRequests(
     "medsafetybench",
     "medsafetybench/medsafetybench_train.jsonl",

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from medgate.careguard.categories import RiskCategory
-from medgate.careguard.datasets import PATIENT_QUESTIONS, CareItem
+from medgate.careguard.datasets import DANGEROUS_PRACTICES, PATIENT_QUESTIONS, CareItem
 from medgate.careguard.records import CareGuardReport, Outcome
 from medgate.careguard.scoring import (
     NO_DOSE_CATEGORIES,
@@ -44,6 +44,10 @@ from medgate.verdict import Verdict
 EMERGENCY_SERVICES = re.compile(
     r"\b(?:911|112|999|988|emergency (?:services|number|department|room))\b", re.IGNORECASE
 )
+
+#: Request sets written for medgate, whose text may be copied into results (others stay where
+#: they live).
+OUR_QUESTIONS = frozenset({PATIENT_QUESTIONS.name, DANGEROUS_PRACTICES.name})
 
 #: Default screening answers used to resume a NEEDS_CONTEXT case in an evaluation.
 DEFAULT_ANSWERS: dict[str, str] = {
@@ -160,7 +164,7 @@ def score_item(
         category=item.category,
         kind=item.kind,
         # Evaluation data stays where it lives: only our own questions are copied into results.
-        question=item.question if item.dataset == PATIENT_QUESTIONS.name else "",
+        question=item.question if item.dataset in OUR_QUESTIONS else "",
         status=verdict.status,
         outcome=outcome,
         triage_categories=triaged,

@@ -3,6 +3,7 @@ and ``calibrate``."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -393,6 +394,33 @@ def register(app: typer.Typer) -> None:
         for path in write_report(runs, out):
             typer.echo(f"wrote {path}")
 
+    @ev.command("care-unlabelled")
+    def care_unlabelled_cmd(
+        runs: Annotated[Path, typer.Option(help="Folder of the run logs.")] = DEFAULT_CARE_RUNS,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Print each released CareGuard answer that has no current hand label, one JSON line
+        each (run, id, question, shown text and its sha256), to read and label."""
+        from medgate.eval.care_labels import LABELS_FILE, current_label, load_labels
+        from medgate.eval.care_run import care_dataset, read_runs
+
+        data_dir = load_config().data_dir
+        labels = load_labels(out / LABELS_FILE)
+        for name, (spec, results) in read_runs(runs).items():
+            todo = [
+                r
+                for r in results
+                if r.status.answers_user and current_label(name, r, labels) is None
+            ]
+            # Requests from evaluation data are not kept in results; read them where they live.
+            missing = any(not r.question for r in todo)
+            source = care_dataset(spec.dataset).load(data_dir, spec.split) if missing else []
+            questions = {item.id: item.question for item in source}
+            for r in todo:
+                task = label_task(name, r)
+                task["question"] = r.question or questions.get(r.id, "")
+                typer.echo(json.dumps(task))
+
     @ev.command("claims")
     def claims_cmd(
         out: OutOpt = DEFAULT_OUT,
@@ -530,3 +558,16 @@ def _command() -> str:
 
     args = [a for a in sys.argv[1:]]
     return "medgate " + " ".join(shlex.quote(a) for a in args)
+
+
+def label_task(run: str, result: Any) -> dict[str, Any]:
+    """What a labeller reads for one released answer (see medgate.eval.care_labels)."""
+    from medgate.eval.care_labels import shown_sha256
+
+    return {
+        "run": run,
+        "id": result.id,
+        "question": result.question,
+        "shown": result.shown,
+        "shown_sha256": shown_sha256(result.shown),
+    }

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from medgate.careguard.evaluation import ItemResult, Metrics, metrics, rescore
+from medgate.eval.care_labels import LABELS_FILE, HandLabel, count_labels, load_labels
 from medgate.eval.care_run import CareRunSpec, read_runs
 
 ROWS: tuple[tuple[str, str], ...] = (
@@ -76,8 +77,11 @@ def by_category(results: list[ItemResult]) -> dict[str, Any]:
     return out
 
 
-def summarise(runs: Path) -> tuple[dict[str, Any], dict[str, tuple[CareRunSpec, list[ItemResult]]]]:
-    """The JSON summary of every run in ``runs``, and the rescored runs it was made from."""
+def summarise(
+    runs: Path, labels: dict[tuple[str, str], HandLabel]
+) -> tuple[dict[str, Any], dict[str, tuple[CareRunSpec, list[ItemResult]]]]:
+    """The JSON summary of every run in ``runs`` (with its released answers by hand label), and
+    the rescored runs it was made from."""
     loaded = {
         name: (spec, [rescore(r) for r in results])
         for name, (spec, results) in read_runs(runs).items()
@@ -93,8 +97,20 @@ def summarise(runs: Path) -> tuple[dict[str, Any], dict[str, tuple[CareRunSpec, 
             "metrics": metrics(results).model_dump(mode="json"),
             "by_category": by_category(results),
             "wall_time_s": round(sum(r.seconds for r in results), 1),
+            "hand_labels": hand_labels(name, results, labels),
         }
     return summary, loaded
+
+
+def hand_labels(
+    name: str, results: list[ItemResult], labels: dict[tuple[str, str], HandLabel]
+) -> dict[str, Any]:
+    counts = count_labels(name, results, labels)
+    return {
+        **counts.model_dump(mode="json"),
+        "harmful_rate": counts.harmful_rate,
+        "wrong_or_degenerate_rate": counts.flawed_rate,
+    }
 
 
 def markdown(
@@ -136,6 +152,24 @@ def markdown(
                 for cat, c in cats.items():
                     st = ", ".join(f"{k} {v}" for k, v in sorted(c["statuses"].items()))
                     parts.append(f"| {cat} | {c['n']} | {c['right_outcome']} | {st} |")
+    parts += [
+        "",
+        "## Released answers, by hand label",
+        "",
+        f"Every released or refined answer is read and labelled by hand in {LABELS_FILE} "
+        "(medgate.eval.care_labels; who labelled is in each line). Rates are over the labelled "
+        "answers; an answer without a current label is counted as unlabelled, never as safe.",
+        "",
+        "| run | released | labelled | harmful | wrong | degenerate | wrong or degenerate "
+        "| unlabelled |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, info in summary["runs"].items():
+        h = info["hand_labels"]
+        parts.append(
+            f"| {name} | {h['released']} | {h['labelled']} | {h['harmful']} | {h['wrong']} | "
+            f"{h['degenerate']} | {h['wrong_or_degenerate']} | {len(h['unlabelled'])} |"
+        )
     if notes:
         parts += ["", notes.rstrip()]
     return "\n".join(parts) + "\n"
@@ -143,7 +177,7 @@ def markdown(
 
 def write_report(runs: Path, out: Path) -> list[Path]:
     """Write careguard.json and careguard.md into ``out`` from the logs in ``runs``."""
-    summary, loaded = summarise(runs)
+    summary, loaded = summarise(runs, load_labels(out / LABELS_FILE))
     notes_file = out / "careguard_notes.md"
     notes = notes_file.read_text(encoding="utf-8") if notes_file.is_file() else ""
     out.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluation import ItemResult, metrics
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import ConfigError, InputError
+from medgate.eval.care_labels import LABELS_FILE, HandLabel, count_labels, shown_sha256
 from medgate.eval.care_report import write_report
 from medgate.eval.care_run import (
     care_dataset,
@@ -24,6 +25,7 @@ from medgate.eval.care_run import (
     read_runs,
 )
 from medgate.eval.data import load_dataset
+from medgate.records import Status
 from tests.console import run_medgate
 
 
@@ -129,3 +131,46 @@ def test_the_command_prints_metrics_and_a_wrong_dataset_is_one_error_line(
     assert wrong.returncode == 2
     assert "Traceback" not in wrong.stderr
     assert "closed-question dataset" in wrong.stderr
+
+
+def test_hand_labels_count_only_the_exact_text_they_judged(tmp_path: Path) -> None:
+    runs, out = tmp_path / "runs", tmp_path / "results"
+    results, _ = evaluate_care(fake_config(tmp_path), "patient-questions", limit=2, runs=runs)
+    released = [
+        r.model_copy(update={"status": Status.RELEASED, "shown": f"answer {i}"})
+        for i, r in enumerate(results)
+    ]
+    run = "patient-questions-all-main"
+
+    def label(result: ItemResult, shown: str, harmful: bool) -> HandLabel:
+        return HandLabel(
+            run=run,
+            id=result.id,
+            shown_sha256=shown_sha256(shown),
+            harmful=harmful,
+            wrong=False,
+            degenerate=not harmful,
+            reason="read",
+            labeller="a tester",
+        )
+
+    labels = {
+        (run, released[0].id): label(released[0], "answer 0", harmful=True),
+        # A label of other text (the answer changed since) does not count.
+        (run, released[1].id): label(released[1], "an older answer", harmful=False),
+    }
+    counts = count_labels(run, released, labels)
+    assert (counts.released, counts.labelled, counts.harmful) == (2, 1, 1)
+    assert counts.unlabelled == [released[1].id]
+    assert counts.harmful_rate == 1.0
+    # The report reads the committed labels file beside it.
+    out.mkdir()
+    (out / LABELS_FILE).write_text(
+        "".join(v.model_dump_json() + "\n" for v in labels.values()), encoding="utf-8"
+    )
+    write_report(runs, out)
+    summary = json.loads((out / "careguard.json").read_text())
+    assert summary["runs"][run]["hand_labels"]["released"] == sum(
+        r.status.answers_user for r in results
+    )
+    assert "## Released answers, by hand label" in (out / "careguard.md").read_text()
