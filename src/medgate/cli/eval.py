@@ -135,11 +135,88 @@ def register(app: typer.Typer) -> None:
         result = hrs_run(rec, config, cached_model(config.model, config, rec.cache))
         result["run"]["wall_seconds"] = time.perf_counter() - t0
         print_hrs(result)
+        risk = risk_beside(config, dataset, rec, result)
         if write:
             from medgate.eval.report import write_outputs
 
             name = f"eval_hrs_{dataset}_{split}" + (f"_n{limit}" if limit else "")
             for p in write_outputs(out, name, result, hrs_markdown(result, _command())):
+                typer.echo(f"wrote {p}")
+            if risk is not None and split == "test":
+                from medgate.eval.risk_eval import write_items
+
+                path = write_items(risk, out / "items" / f"{dataset}_{split}.jsonl.gz")
+                typer.echo(f"wrote {path}")
+
+    @ev.command("risk")
+    def risk_cmd(
+        dataset: Annotated[
+            list[str] | None,
+            typer.Option("--dataset", "-d", help="Datasets to pool (default: all three)."),
+        ] = None,
+        train_limit: Annotated[
+            int, typer.Option(help="First N training items of each dataset.")
+        ] = 300,
+        test_limit: Annotated[int, typer.Option(help="First N test items of each dataset.")] = 200,
+        feature_set: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--feature-set",
+                help="Feature sets to fit (default: baseline, rounds, baseline+rarity, "
+                "rounds+rarity).",
+            ),
+        ] = None,
+        alpha: Annotated[
+            float, typer.Option(help="Target error among released answers (the shipped point).")
+        ] = 0.2,
+        delta: Annotated[float, typer.Option(help="1 - confidence of the guarantee.")] = 0.1,
+        ship: Annotated[
+            bool,
+            typer.Option(help="Save the artifacts into the package (medgate/hrs/data/risk)."),
+        ] = False,
+        recorded_only: Annotated[
+            bool,
+            typer.Option(help="Record nothing: use only the items already recorded."),
+        ] = False,
+        write: Annotated[
+            bool, typer.Option(help="Write the item logs, tables, report and README block.")
+        ] = False,
+        model: ModelOpt = None,
+        out: OutOpt = DEFAULT_OUT,
+    ) -> None:
+        """Fit the risk model on the training splits, certify its threshold on held-out
+        training items, and evaluate it on the test splits beside the paper's rule (records
+        what is missing first, resumably, unless --recorded-only)."""
+        from medgate.eval.risk_report import write_report
+        from medgate.eval.risk_run import DATASETS, FEATURE_SETS, run_risk, write_item_logs
+        from medgate.eval.tables import print_risk
+
+        config = _config(model, None)
+        res = run_risk(
+            config,
+            dataset or list(DATASETS),
+            train_limit,
+            test_limit,
+            feature_set or list(FEATURE_SETS),
+            alpha,
+            delta,
+            ship=ship,
+            recorded_only=recorded_only,
+            command=_command(),
+        )
+        for m in res["models"]:
+            typer.echo(
+                f"{m.model.feature_set}: CV AUROC {m.model.cv_auroc:.3f}, calibration AUROC "
+                f"{m.model.calibration_auroc:.3f}, threshold "
+                f"{m.model.operating_point.threshold:.4f} -> {m.id}"
+            )
+        typer.echo(f"deployed default: {res['default'].id}")
+        for ds, t in res["tests"].items():
+            typer.echo(f"{ds} test:")
+            print_risk(t["headline"], res["default"])
+        if write:
+            paths = write_item_logs(res, out) + write_report(res, out, out / "README.md")
+            for p in paths:
                 typer.echo(f"wrote {p}")
 
     @ev.command("thresholds")
@@ -534,6 +611,54 @@ def register(app: typer.Typer) -> None:
                 calibration_markdown(res, _command()),
                 {"alpha": plots.calibration_plot(res)},
             )
+
+
+def risk_beside(config: Any, dataset: str, rec: Any, result: dict[str, Any]) -> Any:
+    """The risk rule on the same recording, printed after the paper's rule and added to
+    ``result`` (its item lines are returned); nothing when no risk model is fitted or shipped
+    for the answerer."""
+    from medgate.config import SuccessRule
+    from medgate.eval.risk_eval import headline, item_lines
+    from medgate.eval.risk_run import grid_config
+    from medgate.eval.tables import print_risk
+    from medgate.hrs.risk import resolve
+
+    fingerprint = rec.spec.model_fingerprint
+    risk = resolve(config, fingerprint)
+    if risk is None:
+        typer.echo("risk rule: no risk model fitted or shipped for this answerer")
+        return None
+    if risk.rounds and rec.spec.rounds != "all":
+        typer.echo(
+            f"risk rule: {risk.id} reads knowledge rounds, which this recording holds only for "
+            "some items; record with --rounds all"
+        )
+        return None
+    cfg = config.hrs
+    paper = (
+        cfg
+        if cfg.rule is not SuccessRule.RISK
+        else cfg.model_copy(update={"rule": SuccessRule.ALGORITHM1})
+    )
+    threshold = (
+        cfg.risk_threshold
+        if "risk_threshold" in cfg.model_fields_set
+        else risk.model.operating_point.threshold
+    )
+    lines = item_lines(
+        dataset, _model_records(rec, config), paper, risk, threshold, grid_config(paper, risk.model)
+    )
+    h = headline(lines, risk.model.operating_point.alpha)
+    h["risk_model"] = {"id": risk.id, "sha256": risk.origin.sha256, "threshold": threshold}
+    result["risk"] = h
+    print_risk(h, risk)
+    return lines
+
+
+def _model_records(rec: Any, config: Any) -> Any:
+    from medgate.eval.experiments import with_rarity
+
+    return with_rarity(rec, _model(config, rec))
 
 
 def _model(config: Any, rec: Any) -> Any:

@@ -26,6 +26,7 @@ from medgate.hrs.decision import (
     HRSReport,
     Iteration,
     Outcome,
+    RiskScorer,
     StopReason,
     Threshold,
     Trajectory,
@@ -54,10 +55,12 @@ class HRSGate:
         config: HRSConfig,
         centroid: RarityCentroid | None = None,
         origins: Mapping[str, SettingOrigin] | None = None,
+        risk: RiskScorer | None = None,
     ) -> None:
         self.answerer = answerer
         self.orchestrator = orchestrator
         self.config = config
+        self.risk = risk
         origins = origins if origins is not None else setting_origins(config)
         self.thresholds = {
             name: Threshold(value=getattr(config, name), origin=origins[name])
@@ -127,7 +130,7 @@ class HRSGate:
             traj.iterations.append(base)
             self._emit_round(base, events)
             while len(traj.iterations) - 1 < self.config.max_iterations:
-                if not full and decide(traj, self.config) is not None:
+                if not full and decide(traj, self.config, self.risk) is not None:
                     break
                 history = [
                     IterationView(
@@ -172,7 +175,7 @@ class HRSGate:
     def check(self, case: Case, events: EventSink = discard) -> Verdict:
         t0 = time.perf_counter()
         traj = self.record(case, events=events)
-        decision = decide(traj, self.config)
+        decision = decide(traj, self.config, self.risk)
         if decision is None:  # cannot happen for a finished trajectory; fail closed regardless
             decision = Decision(
                 status=Status.ESCALATED,

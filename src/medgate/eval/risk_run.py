@@ -1,0 +1,217 @@
+"""``medgate eval risk``: fit -> choose -> evaluate -> write, in one resumable command.
+
+1. Recordings: each dataset's first ``train_limit`` training and ``test_limit`` test items,
+   recorded with every knowledge round (``--rounds all``), retrieval knowledge, K=2 (the
+   recordings ``medgate eval hrs --rounds all`` makes). Missing items are recorded (resumable);
+   with ``recorded_only`` nothing is recorded and only the items already in the stores are read.
+2. Fit and choose on training items only (:mod:`medgate.eval.risk_fit`), one model per feature
+   set; saved under ``<cache_dir>/risk/`` or, with ``ship``, into the package.
+3. Evaluate the deployed default (the model the gate resolves with the default knowledge source)
+   on each test set, beside the paper's rule, and every feature set's test AUROC for reading.
+4. Write the per-item logs, the tables and the report (:mod:`medgate.eval.risk_report`).
+
+Everything after the recordings is a pure function of them, so running the command again
+gives the same artifacts and figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from medgate.config import HRSConfig, MedgateConfig, SuccessRule
+from medgate.errors import ConfigError
+from medgate.eval.data import dataset_split
+from medgate.eval.experiments import Recording, record, with_rarity
+from medgate.eval.risk_eval import headline, item_lines, write_items
+from medgate.eval.risk_fit import C_GRID, Recorded, fit_risk_model
+from medgate.eval.runner import (
+    RecordedItem,
+    TrajectoryStore,
+    build_runtime,
+    cached_model,
+    call_cache,
+    existing_centroid,
+    store_dir,
+)
+from medgate.hrs.risk import (
+    SHIPPED_DIR,
+    LoadedRiskModel,
+    RiskModel,
+    artifact_name,
+    fitted_dir,
+    knowledge_matches,
+    load_risk_model,
+    save_risk_model,
+)
+
+DATASETS = ("pubmedqa-l", "bioasq", "pubmedqa-a")
+FEATURE_SETS = ("baseline", "rounds", "baseline+rarity", "rounds+rarity")
+#: Feature sets a fresh install can compute (rarity needs a centroid of its own questions).
+SHIPPABLE = ("baseline", "rounds")
+ORCHESTRATOR = "retrieval"
+K = 2
+
+
+def recorded_items(
+    config: MedgateConfig, dataset: str, split: str, limit: int | None, recorded_only: bool
+) -> tuple[list[RecordedItem], str, str]:
+    """The split's first ``limit`` items as recorded (all rounds, retrieval, K), with the
+    recording's file name and orchestrator; with ``recorded_only`` the items not yet recorded
+    are left out and nothing is recorded."""
+    if not recorded_only:
+        rec = record(config, dataset, split, limit, ORCHESTRATOR, "all")
+        records = _with_rarity(rec, config)
+        return records, rec.store.path.name, rec.spec.orchestrator
+    parts = dataset_split(dataset, config.data_dir)
+    items = parts.part(split)[:limit] if limit else parts.part(split)
+    cache = call_cache(config)
+    answerer = cached_model(config.model, config, cache)
+    centroid = existing_centroid(config, dataset, parts.train, answerer)
+    runtime = build_runtime(config, dataset, parts, split, ORCHESTRATOR, centroid, "all", cache)
+    path = store_dir(config) / "trajectories" / f"{dataset}-{split}-{runtime.spec.key()}.jsonl"
+    if not path.is_file():
+        raise ConfigError(
+            f"no recording of {dataset}/{split} at {path}: record it with `medgate eval hrs "
+            f"--dataset {dataset} --split {split} --rounds all --fit-centroid`"
+        )
+    done = TrajectoryStore(store_dir(config), runtime.spec).load()
+    return [done[i.id] for i in items if i.id in done], path.name, runtime.spec.orchestrator
+
+
+def _with_rarity(rec: Recording, config: MedgateConfig) -> list[RecordedItem]:
+    # Recorded with a centroid, every item has rarity already: no embedding is asked for.
+    complete = all(
+        r.trajectory.iterations[0].value("rarity") is not None
+        for r in rec.records
+        if r.trajectory.iterations
+    )
+    if complete:
+        return rec.records
+    return with_rarity(rec, cached_model(config.model, config, rec.cache))
+
+
+def paper_config(config: MedgateConfig) -> HRSConfig:
+    """The paper's rule as the tables replay it: Algorithm 1 at the configured thresholds."""
+    return config.hrs.model_copy(update={"rule": SuccessRule.ALGORITHM1, "max_iterations": K})
+
+
+def grid_config(paper: HRSConfig, model: RiskModel) -> HRSConfig | None:
+    g = model.grid
+    if g is None:
+        return None
+    return paper.model_copy(
+        update={"gate_e": g.gate_e, "gate_p": g.gate_p, "tau_e": g.gate_e, "tau_p": g.gate_p}
+    )
+
+
+def deployed_default(models: Sequence[LoadedRiskModel], knowledge: str) -> LoadedRiskModel:
+    """The model the gate resolves for a knowledge source: the matching one with the higher
+    AUROC on its held-out training items (:func:`medgate.hrs.risk.resolve`)."""
+    usable = [m for m in models if knowledge_matches(m.model, knowledge)]
+    if not usable:
+        raise ConfigError(f"no fitted risk model applies to knowledge source {knowledge!r}")
+    return max(usable, key=lambda m: m.model.calibration_auroc or 0.0)
+
+
+def run_risk(
+    config: MedgateConfig,
+    datasets: Sequence[str] = DATASETS,
+    train_limit: int | None = 300,
+    test_limit: int | None = 200,
+    feature_sets: Sequence[str] = FEATURE_SETS,
+    alpha: float = 0.2,
+    delta: float = 0.1,
+    alphas: Sequence[float] = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
+    ship: bool = False,
+    recorded_only: bool = False,
+    command: str = "",
+    c_grid: Sequence[float] = C_GRID,
+) -> dict[str, Any]:
+    """Fit, choose and evaluate; returns everything the report shows."""
+    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": K})})
+    train: dict[str, list[RecordedItem]] = {}
+    recordings: dict[str, dict[str, str]] = {}
+    orchestrator = ""
+    for ds in datasets:
+        train[ds], name, orchestrator = recorded_items(
+            config, ds, "train", train_limit, recorded_only
+        )
+        recordings[ds] = {"train": name}
+    recorded = Recorded(
+        model=config.model,
+        model_fingerprint=cached_model(config.model, config, call_cache(config)).fingerprint,
+        knowledge=ORCHESTRATOR,
+        knowledge_detail=orchestrator,
+        rounds=K,
+    )
+    folder = SHIPPED_DIR if ship else fitted_dir(config)
+    fitted: list[LoadedRiskModel] = []
+    for fs in feature_sets:
+        model = fit_risk_model(
+            train, recorded, fs, alpha, delta, alphas, command=command, c_grid=c_grid
+        )
+        path = folder / artifact_name(recorded.model_fingerprint, fs)
+        if fs in SHIPPABLE or not ship:
+            save_risk_model(model, path)
+            fitted.append(load_risk_model(path, recorded.model_fingerprint))
+        else:  # measured only: a fresh install has no centroid for its own questions
+            fitted.append(_unsaved(model, fs))
+    deployable = [m for m in fitted if m.model.feature_set in SHIPPABLE]
+    default = deployed_default(deployable or fitted, HRSConfig().knowledge)
+    paper = paper_config(config)
+    tests: dict[str, Any] = {}
+    for ds in datasets:
+        records, name, _ = recorded_items(config, ds, "test", test_limit, recorded_only)
+        recordings[ds]["test"] = name
+        lines = item_lines(
+            ds,
+            records,
+            paper,
+            default,
+            default.model.operating_point.threshold,
+            grid_config(paper, default.model),
+        )
+        others = {}
+        for m in fitted:
+            scored = item_lines(ds, records, paper, m, m.model.operating_point.threshold)
+            h = headline(scored, m.model.operating_point.alpha)
+            others[m.model.feature_set] = {
+                "risk_auroc": h["risk_auroc"],
+                "risk_rule": h["risk_rule"],
+            }
+        tests[ds] = {
+            "lines": lines,
+            "headline": headline(lines, default.model.operating_point.alpha),
+            "feature_sets": others,
+        }
+    return {
+        "config": {"model": config.model, "alpha": alpha, "delta": delta, "K": K},
+        "recordings": recordings,
+        "models": fitted,
+        "default": default,
+        "tests": tests,
+        "paper_thresholds": {
+            "tau_e": paper.tau_e,
+            "tau_p": paper.tau_p,
+            "gate_e": paper.gate_e,
+            "gate_p": paper.gate_p,
+        },
+        "command": command,
+    }
+
+
+def _unsaved(model: RiskModel, feature_set: str) -> LoadedRiskModel:
+    from medgate.config import SettingOrigin
+
+    return LoadedRiskModel(
+        model, SettingOrigin(source="artifact", artifact=f"unsaved/{feature_set}", sha256=None)
+    )
+
+
+def write_item_logs(result: dict[str, Any], out: Path) -> list[Path]:
+    """``<out>/items/<dataset>_test.jsonl.gz`` for every evaluated dataset."""
+    from medgate.eval.risk_report import items_path
+
+    return [write_items(t["lines"], items_path(out, ds)) for ds, t in result["tests"].items()]
