@@ -200,6 +200,12 @@ class HRSConfig(Section):
         default_factory=lambda: ["entropy", "perplexity", "ambiguity", "rarity", "token_length"],
         description="Registered signal names to compute.",
     )
+    peer_model: str | None = Field(
+        default=None,
+        description="A second white-box model that answers the same prompt; the cross_model "
+        "signal (add it to hrs.signals) says whether its label differs. Costs one more probe "
+        "per round.",
+    )
     thresholds: dict[str, SignalThresholds] = Field(
         default_factory=dict,
         description="The thresholds of every decision-layer signal besides entropy and "

@@ -166,7 +166,9 @@ def report_markdown(result: dict[str, Any]) -> str:
         f"`{default.model.model_fingerprint}`. Recordings (K={cfg['K']}, every round, BM25 "
         "retrieval over training contexts): "
         + "; ".join(
-            f"{ds}: `{r['train']}` / `{r['test']}`" for ds, r in result["recordings"].items()
+            f"{ds}: `{r['train']}` ({r['train_items']} training items) / `{r['test']}` "
+            f"({r['test_items']} test items)"
+            for ds, r in result["recordings"].items()
         )
         + ".",
         "",

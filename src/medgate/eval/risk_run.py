@@ -72,10 +72,7 @@ def recorded_items(
     runtime = build_runtime(config, dataset, parts, split, ORCHESTRATOR, centroid, "all", cache)
     path = store_dir(config) / "trajectories" / f"{dataset}-{split}-{runtime.spec.key()}.jsonl"
     if not path.is_file():
-        raise ConfigError(
-            f"no recording of {dataset}/{split} at {path}: record it with `medgate eval hrs "
-            f"--dataset {dataset} --split {split} --rounds all --fit-centroid`"
-        )
+        return [], path.name, runtime.spec.orchestrator  # not recorded yet
     done = TrajectoryStore(store_dir(config), runtime.spec).load()
     return [done[i.id] for i in items if i.id in done], path.name, runtime.spec.orchestrator
 
@@ -135,10 +132,17 @@ def run_risk(
     recordings: dict[str, dict[str, str]] = {}
     orchestrator = ""
     for ds in datasets:
-        train[ds], name, orchestrator = recorded_items(
+        records, name, orchestrator = recorded_items(
             config, ds, "train", train_limit, recorded_only
         )
-        recordings[ds] = {"train": name}
+        recordings[ds] = {"train": name, "train_items": str(len(records))}
+        if records:
+            train[ds] = records
+    if not train:
+        raise ConfigError(
+            "no training items are recorded yet: record them with `medgate eval hrs --dataset D "
+            "--split train --rounds all --fit-centroid`"
+        )
     recorded = Recorded(
         model=config.model,
         model_fingerprint=cached_model(config.model, config, call_cache(config)).fingerprint,
@@ -164,7 +168,9 @@ def run_risk(
     tests: dict[str, Any] = {}
     for ds in datasets:
         records, name, _ = recorded_items(config, ds, "test", test_limit, recorded_only)
-        recordings[ds]["test"] = name
+        recordings[ds].update(test=name, test_items=str(len(records)))
+        if not records:
+            continue
         lines = item_lines(
             ds,
             records,

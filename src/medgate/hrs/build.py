@@ -35,4 +35,5 @@ def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSG
     if "rarity" in hrs.signals:
         centroid = load_centroid(rarity_artifact_path(config, answerer), answerer)
     orchestrator = build_orchestrator(config, pool)
-    return HRSGate(answerer, orchestrator, hrs, centroid, origins, risk)
+    peer = pool.white_box(hrs.peer_model, role="peer") if hrs.peer_model else None
+    return HRSGate(answerer, orchestrator, hrs, centroid, origins, risk, peer)

@@ -33,6 +33,8 @@ LABELS = ("yes", "no", "maybe")
 ROUND_SIGNALS = ("entropy", "perplexity", "ambiguity", "token_length")
 
 RARITY = "rarity"
+#: Whether a second model answered otherwise (the cross_model signal, with hrs.peer_model).
+CROSS_MODEL = "cross_model"
 
 Feature = Callable[[Trajectory, int], float | None]
 """A feature of a trajectory, reading its baseline and at most the given number of rounds."""
@@ -176,6 +178,7 @@ def answer_support_change(traj: Trajectory, k: int) -> float | None:
 FEATURES: dict[str, Feature] = {
     **{name: _signal(name) for name in ROUND_SIGNALS},
     RARITY: _signal(RARITY),
+    CROSS_MODEL: _signal(CROSS_MODEL),
     **{f"p_{label}": _prob(label) for label in LABELS},
     "top_margin": top_margin,
     "label_mass": label_mass,
@@ -229,13 +232,14 @@ FEATURE_SETS: dict[str, list[str]] = {
     "baseline+rarity": [*BASELINE, RARITY],
     "rounds": ROUNDS,
     "rounds+rarity": [*ROUNDS, RARITY],
+    "baseline+cross_model": [*BASELINE, CROSS_MODEL],
 }
 """The named feature sets a risk model can be fitted on."""
 
 
 def needs_rounds(names: Sequence[str]) -> bool:
     """Whether any of the features reads the knowledge rounds."""
-    return any(n not in BASELINE and n != RARITY for n in names)
+    return any(n not in BASELINE and n not in (RARITY, CROSS_MODEL) for n in names)
 
 
 def compute(traj: Trajectory, names: Sequence[str], k: int) -> dict[str, float | None]:

@@ -56,8 +56,10 @@ class HRSGate:
         centroid: RarityCentroid | None = None,
         origins: Mapping[str, SettingOrigin] | None = None,
         risk: RiskScorer | None = None,
+        peer: WhiteBoxModel | None = None,
     ) -> None:
         self.answerer = answerer
+        self.peer = peer
         self.orchestrator = orchestrator
         self.config = config
         self.risk = risk
@@ -86,6 +88,8 @@ class HRSGate:
         self.ctx = SignalContext(
             l_max=config.l_max, centroid=centroid.centroid if centroid else None
         )
+        if peer is None and config.peer_model:
+            raise ConfigError("hrs.peer_model is set but the gate was given no second model")
 
     def _round(
         self,
@@ -100,7 +104,7 @@ class HRSGate:
             # The question is never rewritten, so its embedding (rarity) is that of round 0.
             needs = needs - {Need.EMBEDDING}
         run, timings, fit = probe_within_window(
-            self.answerer, case, knowledge, self.config, needs, seed_offset=index
+            self.answerer, case, knowledge, self.config, needs, seed_offset=index, peer=self.peer
         )
         if reuse is not None:
             run.question_embedding = reuse.run.question_embedding
@@ -215,6 +219,14 @@ class HRSGate:
                 Timing(stage=f"{STAGE}.round{it.index}.{t.stage}", seconds=t.seconds)
                 for t in it.timings
             )
+            if it.run.peer_answer is not None and self.peer is not None:
+                usage.append(
+                    Usage(
+                        role="peer",
+                        model=self.peer.name,
+                        seconds=sum(t.seconds for t in it.timings if t.stage == "peer"),
+                    )
+                )
             usage.append(
                 Usage(
                     role="answerer",
