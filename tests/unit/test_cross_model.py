@@ -70,9 +70,7 @@ def test_a_recording_names_its_second_model_and_others_keep_their_key(tmp_path: 
     split = dataset_split(name, tmp_path)
     plain = build_runtime(config, name, split, "test")
     assert "peer_model" not in plain.spec.hrs
-    paired = config.model_copy(
-        update={"hrs": config.hrs.model_copy(update={"peer_model": "fake"})}
-    )
+    paired = config.model_copy(update={"hrs": config.hrs.model_copy(update={"peer_model": "fake"})})
     with_peer = build_runtime(paired, name, split, "test")
     assert with_peer.spec.hrs["peer_model"] == "fake"
     assert with_peer.spec.key() != plain.spec.key()

@@ -244,3 +244,35 @@ def test_committed_results_are_reproduced_by_the_recompute_script() -> None:
 
 def test_hrs_config_default_rule_stays_the_papers() -> None:
     assert HRSConfig().rule.value == "algorithm1"
+
+
+def test_eval_hrs_reports_the_risk_rule_beside_the_papers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from medgate.cli.eval import risk_beside
+    from medgate.hrs import risk
+
+    from ..risk_helpers import entropy_model
+    from .test_experiments import recording
+
+    config = load_config(cache_dir=tmp_path, model="fake:m", hrs={"max_iterations": 2})
+    rec = recording(tmp_path)
+    result: dict[str, object] = {}
+    monkeypatch.setattr(risk, "SHIPPED_DIR", tmp_path / "none")
+    assert risk_beside(config, "toy", rec, result) is None and "risk" not in result
+    monkeypatch.setattr(risk, "SHIPPED_DIR", tmp_path / "shipped")
+    model = entropy_model("fake:m", threshold=0.2)
+    risk.save_risk_model(model, tmp_path / "shipped" / risk.artifact_name("fake:m", "baseline"))
+    lines = risk_beside(config, "toy", rec, result)
+    # risk = sigmoid(8 (entropy - 0.5)): entropies 0.2, 0.3, 0.9, 0.8, 0.7 give 0.083, 0.168,
+    # 0.961, 0.917, 0.832, so a and b (risk <= 0.2) are released.
+    assert [line.risk for line in lines] == pytest.approx(
+        [0.0832, 0.1680, 0.9608, 0.9168, 0.8320], abs=1e-4
+    )
+    assert [line.escalated for line in lines] == [False, False, True, True, True]
+    h = result["risk"]
+    assert h["risk_rule"]["escalated"] == 3 and h["paper_rule"]["escalated"] == 2  # type: ignore[index]
+    assert h["risk_rule"]["errors"] == 1  # b is released and wrong  # type: ignore[index]
+    assert h["risk_model"]["threshold"] == 0.2  # type: ignore[index]
+    out = capsys.readouterr().out
+    assert "risk rule" in out and "paper rule" in out and "AUROC of risk" in out
