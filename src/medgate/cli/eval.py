@@ -168,7 +168,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         alpha: Annotated[
             float, typer.Option(help="Target error among released answers (the shipped point).")
-        ] = 0.2,
+        ] = 0.3,
         delta: Annotated[float, typer.Option(help="1 - confidence of the guarantee.")] = 0.1,
         ship: Annotated[
             bool,

@@ -174,6 +174,11 @@ def report_markdown(result: dict[str, Any]) -> str:
         "",
         f"Fitted on: {default.model.fitted_on}.",
         "",
+        "Share of the facts retrieved into training items that come from the item's own "
+        "abstract (the corpus is the training contexts; a test item never retrieves its own): "
+        + ", ".join(f"{ds} {r['own_context_share']}" for ds, r in result["recordings"].items())
+        + ". Round features shift between training and test by as much.",
+        "",
         "## On the test splits",
         "",
         summary_markdown(result),

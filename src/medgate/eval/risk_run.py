@@ -24,7 +24,7 @@ from medgate.config import HRSConfig, MedgateConfig, SuccessRule
 from medgate.errors import ConfigError
 from medgate.eval.data import dataset_split
 from medgate.eval.experiments import Recording, record, with_rarity
-from medgate.eval.risk_eval import headline, item_lines, write_items
+from medgate.eval.risk_eval import headline, item_lines, risk_figures, write_items
 from medgate.eval.risk_fit import C_GRID, Recorded, fit_risk_model
 from medgate.eval.runner import (
     RecordedItem,
@@ -89,6 +89,25 @@ def _with_rarity(rec: Recording, config: MedgateConfig) -> list[RecordedItem]:
     return with_rarity(rec, cached_model(config.model, config, rec.cache))
 
 
+def own_context_share(records: Sequence[RecordedItem]) -> float | None:
+    """Share of the facts injected into training items that come from the item's own context.
+
+    The retrieval corpus is the training split's contexts, so a training item's rounds can
+    retrieve its own abstract, which a test item's never can: a measure of how far round
+    features shift between training and test.
+    """
+    facts = [
+        (rec.item_id, f.source)
+        for rec in records
+        for it in rec.trajectory.iterations[1:]
+        for f in (it.step.facts if it.step else [])
+    ]
+    if not facts:
+        return None
+    own = sum(1 for item_id, source in facts if source.startswith(f"train:{item_id}#"))
+    return own / len(facts)
+
+
 def paper_config(config: MedgateConfig) -> HRSConfig:
     """The paper's rule as the tables replay it: Algorithm 1 at the configured thresholds."""
     return config.hrs.model_copy(update={"rule": SuccessRule.ALGORITHM1, "max_iterations": K})
@@ -118,7 +137,7 @@ def run_risk(
     train_limit: int | None = 300,
     test_limit: int | None = 200,
     feature_sets: Sequence[str] = FEATURE_SETS,
-    alpha: float = 0.2,
+    alpha: float = 0.3,
     delta: float = 0.1,
     alphas: Sequence[float] = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
     ship: bool = False,
@@ -135,7 +154,12 @@ def run_risk(
         records, name, orchestrator = recorded_items(
             config, ds, "train", train_limit, recorded_only
         )
-        recordings[ds] = {"train": name, "train_items": str(len(records))}
+        share = own_context_share(records)
+        recordings[ds] = {
+            "train": name,
+            "train_items": str(len(records)),
+            "own_context_share": "n/a" if share is None else f"{share:.3f}",
+        }
         if records:
             train[ds] = records
     if not train:
@@ -182,11 +206,7 @@ def run_risk(
         others = {}
         for m in fitted:
             scored = item_lines(ds, records, paper, m, m.model.operating_point.threshold)
-            h = headline(scored, m.model.operating_point.alpha)
-            others[m.model.feature_set] = {
-                "risk_auroc": h["risk_auroc"],
-                "risk_rule": h["risk_rule"],
-            }
+            others[m.model.feature_set] = risk_figures(scored, m.model.operating_point.alpha)
         tests[ds] = {
             "lines": lines,
             "headline": headline(lines, default.model.operating_point.alpha),
