@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from medgate.errors import InputError
 from medgate.eval.calibrate import Scored, binom_p_value, choose_grid, now
 from medgate.eval.experiments import PAPER_THRESHOLDS
 from medgate.eval.metrics import auroc
@@ -121,8 +122,13 @@ def fit_logistic(
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
 
-    if len(set(y.tolist())) < 2:
-        raise ValueError("the fitting items are all right or all wrong: nothing to learn")
+    smaller = min(int(y.sum()), len(y) - int(y.sum()))
+    if smaller < FOLDS:
+        raise InputError(
+            f"{len(y)} fitting items hold only {smaller} of the rarer class (right or wrong "
+            f"first answers); {FOLDS}-fold cross-validation needs at least {FOLDS}: record more "
+            "training items"
+        )
     pipe = Pipeline([("scale", StandardScaler()), ("lr", LogisticRegression(max_iter=5000))])
     folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=seed)
     split = list(folds.split(x, list(strata)))
