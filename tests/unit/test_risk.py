@@ -94,6 +94,7 @@ def test_risk_by_hand_and_the_threshold_decides() -> None:
     assert released is not None and released.status is Status.RELEASED
     assert released.outcome is Outcome.RISK and released.answer == "yes"
     assert released.rule == "risk" and released.risk_model == "test/risk.json"
+    assert released.risk_model_sha256 == "ab" * 32
     assert released.risk == pytest.approx(0.8808, abs=1e-4)
     assert "risk_threshold" in released.decided_by
     held = decide(_entropy_traj(0.75), RISK, scorer)  # threshold 0.85 < 0.8808

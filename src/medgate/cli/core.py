@@ -109,6 +109,7 @@ def hrs_decision(verdict: Verdict) -> dict[str, Any] | None:
         "outcome": d.outcome.value,
         "risk": d.risk,
         "risk_model": d.risk_model,
+        "risk_model_sha256": d.risk_model_sha256,
         "risk_threshold": threshold.value if threshold else None,
         "threshold_origin": threshold.origin.model_dump() if threshold else None,
         "decided_by": d.decided_by,

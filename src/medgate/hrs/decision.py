@@ -98,6 +98,11 @@ class RiskScorer(Protocol):
         ...
 
     @property
+    def sha256(self) -> str | None:
+        """The artifact file's sha256, for the verdict."""
+        ...
+
+    @property
     def rounds(self) -> int:
         """Knowledge rounds its features read (0: the first answer only)."""
         ...
@@ -160,6 +165,9 @@ class Decision(Record):
     )
     risk_model: str | None = Field(
         default=None, description="rule 'risk': the risk model artifact that scored it."
+    )
+    risk_model_sha256: str | None = Field(
+        default=None, description="rule 'risk': sha256 of that artifact's file."
     )
 
 
@@ -368,7 +376,7 @@ def decide_by_risk(traj: Trajectory, cfg: HRSConfig, risk: RiskScorer | None) ->
             0,
             used,
         )
-        return decision.model_copy(update={"risk_model": risk.id})
+        return decision.model_copy(update={"risk_model": risk.id, "risk_model_sha256": risk.sha256})
     shown = f"risk of a wrong answer {value:.3f}"
     if value <= cfg.risk_threshold:
         return Decision(
@@ -380,6 +388,7 @@ def decide_by_risk(traj: Trajectory, cfg: HRSConfig, risk: RiskScorer | None) ->
             decided_by=used,
             risk=value,
             risk_model=risk.id,
+            risk_model_sha256=risk.sha256,
         )
     decision = _escalate(
         Outcome.RISK,
@@ -388,7 +397,9 @@ def decide_by_risk(traj: Trajectory, cfg: HRSConfig, risk: RiskScorer | None) ->
         0,
         used,
     )
-    return decision.model_copy(update={"risk": value, "risk_model": risk.id})
+    return decision.model_copy(
+        update={"risk": value, "risk_model": risk.id, "risk_model_sha256": risk.sha256}
+    )
 
 
 class Threshold(Record):

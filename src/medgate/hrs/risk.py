@@ -139,6 +139,10 @@ class LoadedRiskModel:
         return self.origin.artifact or "risk model"
 
     @property
+    def sha256(self) -> str | None:
+        return self.origin.sha256
+
+    @property
     def rounds(self) -> int:
         return self.model.rounds
 
