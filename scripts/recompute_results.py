@@ -2,8 +2,10 @@
 
 For each ``docs/results/risk_<dataset>.json`` the figures are computed again from its
 ``items/<dataset>_test.jsonl.gz`` (one line per test item: gold, baseline answer, signals, risk,
-status under each rule) and compared with the table; any difference is printed and the script
-exits 1. Run it from the repository's root: ``python scripts/recompute_results.py``.
+status under each rule) and compared with the table; so are the paper rule's figures and the
+signals' AUROCs in ``eval_hrs_<dataset>_test_n<N>.json`` when that table was written from the
+same recording. Any difference is printed and the script exits 1. Run it from the repository's
+root: ``python scripts/recompute_results.py``.
 """
 
 from __future__ import annotations
@@ -37,10 +39,46 @@ def differences(expected: Any, actual: Any, where: str = "") -> list[str]:
     return [f"{where}: table {expected!r}, items {actual!r}"]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+#: eval_hrs metrics and the paper rule's figures they must equal.
+PAPER_FIGURES = {
+    "baseline_accuracy": ("baseline_accuracy",),
+    "escalation_rate": ("paper_rule", "escalation_rate"),
+    "safety_gain": ("paper_rule", "safety_gain"),
+    "auto_answer_accuracy": ("paper_rule", "auto_answer_accuracy"),
+    "degradation_rate": ("paper_rule", "degradation_rate"),
+}
+
+
+def _at(data: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        data = data[key]
+    return data
+
+
+def eval_hrs_differences(results: Path, table: dict[str, Any], again: dict[str, Any]) -> list[str]:
+    """The paper rule's Table 2 figures and the signals' AUROCs of ``eval_hrs_<dataset>_test_n*``
+    tables written from the same recording, against the item log."""
+    out = []
+    for path in sorted(results.glob(f"eval_hrs_{table['dataset']}_test_n*.json")):
+        data = json.loads(path.read_text())
+        if data["provenance"].get("recording") != table.get("recording", {}).get("test"):
+            print(f"  ({path.name} is from another recording: not checked)")
+            continue
+        if data["metrics"]["n"] != again["n"]:
+            print(f"  ({path.name} has {data['metrics']['n']} items: not checked)")
+            continue
+        for name, keys in PAPER_FIGURES.items():
+            out += differences(data["metrics"][name], _at(again, keys), f"{path.name}:{name}")
+        for name, value in data["selective"]["auroc"].items():
+            mine = again["signal_auroc"].get(name, {}).get("value")
+            out += differences(value, mine, f"{path.name}:auroc.{name}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path("docs/results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     tables = sorted(args.results.glob("risk_*.json"))
     if not tables:
         print(f"no risk tables in {args.results}")
@@ -51,7 +89,7 @@ def main() -> int:
         committed = table["headline"]
         lines = read_items(args.results / table["items"])
         again = headline(lines, committed["risk_rule"]["alpha"])
-        diffs = differences(committed, again)
+        diffs = differences(committed, again) + eval_hrs_differences(args.results, table, again)
         r, p = again["risk_rule"], again["paper_rule"]
         print(
             f"{table['dataset']}: {again['n']} items, risk AUROC {again['risk_auroc']['value']}, "

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -168,7 +166,19 @@ def _record(config: object, dataset: str, split: str, seed: int) -> None:
         store.append(rec)
 
 
-def test_the_pipeline_runs_on_recorded_items_only(tmp_path: Path) -> None:
+def _recompute(results: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from scripts.recompute_results import main
+
+    code = main(["--results", str(results)])
+    return code, capsys.readouterr().out
+
+
+def test_the_pipeline_runs_on_recorded_items_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from medgate.eval import risk_eval
+
+    monkeypatch.setattr(risk_eval, "RESAMPLES", 100)  # the tables and the check alike
     config = load_config(cache_dir=tmp_path / "cache", model="fake", data_dir=tmp_path)
     config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": 2})})
     datasets = [_dataset(tmp_path, "a", 250), _dataset(tmp_path, "b", 250)]
@@ -203,43 +213,61 @@ def test_the_pipeline_runs_on_recorded_items_only(tmp_path: Path) -> None:
     text = readme.read_text()
     assert "OLD-BLOCK" not in text and text.startswith("intro") and text.endswith("rest\n")
     # The recompute script reproduces every headline figure from the item logs.
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "recompute_results.py"), "--results", str(out)],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "2 tables match" in done.stdout
+    code, stdout = _recompute(out, capsys)
+    assert code == 0, stdout
+    assert "2 tables match" in stdout
     table = out / f"risk_{datasets[0].replace('/', '_')}.json"
     assert table.is_file() or any(out.glob("risk_*.json"))
 
 
-def test_the_recompute_script_catches_a_changed_number(tmp_path: Path) -> None:
+def test_the_recompute_script_catches_a_changed_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lines = [_line(0, True, 0.1, False, True), _line(1, False, 0.9, True, True)]
     write_items(lines, tmp_path / "items" / "d_test.jsonl.gz")
     table = {"dataset": "d", "items": "items/d_test.jsonl.gz", "headline": headline(lines, 0.2)}
     table["headline"]["risk_rule"]["alpha"] = 0.2
     (tmp_path / "risk_d.json").write_text(json.dumps(table))
-    script = [sys.executable, str(ROOT / "scripts" / "recompute_results.py")]
-    ok = subprocess.run([*script, "--results", str(tmp_path)], capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 0, stdout
+    # A Table 2 file written from the same recording is checked against the same items.
+    table["recording"] = {"test": "d-test-x.jsonl"}
+    (tmp_path / "risk_d.json").write_text(json.dumps(table))
+    h = table["headline"]
+    metrics = {
+        "n": 2,
+        "baseline_accuracy": h["baseline_accuracy"],
+        **{k: h["paper_rule"][k] for k in ("escalation_rate", "safety_gain")},
+        **{k: h["paper_rule"][k] for k in ("auto_answer_accuracy", "degradation_rate")},
+    }
+    aurocs = {name: a["value"] for name, a in h["signal_auroc"].items()}
+    eval_hrs = {
+        "provenance": {"recording": "d-test-x.jsonl"},
+        "metrics": metrics,
+        "selective": {"auroc": aurocs},
+    }
+    (tmp_path / "eval_hrs_d_test_n2.json").write_text(json.dumps(eval_hrs))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 0, stdout
+    eval_hrs["metrics"]["safety_gain"] = 0.25
+    (tmp_path / "eval_hrs_d_test_n2.json").write_text(json.dumps(eval_hrs))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 1 and "eval_hrs_d_test_n2.json:safety_gain" in stdout
+    (tmp_path / "eval_hrs_d_test_n2.json").unlink()
     table["headline"]["risk_rule"]["lift"] = 3.0
     (tmp_path / "risk_d.json").write_text(json.dumps(table))
-    bad = subprocess.run([*script, "--results", str(tmp_path)], capture_output=True, text=True)
-    assert bad.returncode == 1 and "lift" in bad.stdout
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 1 and "lift" in stdout
 
 
-def test_committed_results_are_reproduced_by_the_recompute_script() -> None:
+def test_committed_results_are_reproduced_by_the_recompute_script(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     results = ROOT / "docs" / "results"
     if not list(results.glob("risk_*.json")):
         pytest.skip("no risk tables committed yet")
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "recompute_results.py")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    code, stdout = _recompute(results, capsys)
+    assert code == 0, stdout
 
 
 def test_hrs_config_default_rule_stays_the_papers() -> None:
