@@ -145,6 +145,10 @@ def register(app: typer.Typer) -> None:
         model: ModelOpt = None,
         tau_e: Annotated[float | None, typer.Option(help="Entropy threshold.")] = None,
         tau_p: Annotated[float | None, typer.Option(help="Perplexity threshold.")] = None,
+        risk_threshold: Annotated[
+            float | None,
+            typer.Option(help="Risk rule: release iff P(wrong) <= this (wins over the shipped)."),
+        ] = None,
         max_iterations: Annotated[int | None, typer.Option(help="K, refinement rounds.")] = None,
         seed: Annotated[int | None, typer.Option(help="Seed of the ambiguity samples.")] = None,
         profile: ProfileOpt = None,
@@ -160,7 +164,13 @@ def register(app: typer.Typer) -> None:
         )
         case = make_case(question, context, labels)
         config = config_with(
-            model, profile, tau_e=tau_e, tau_p=tau_p, max_iterations=max_iterations, seed=seed
+            model,
+            profile,
+            tau_e=tau_e,
+            tau_p=tau_p,
+            risk_threshold=risk_threshold,
+            max_iterations=max_iterations,
+            seed=seed,
         )
         from medgate.backends.pool import ModelPool
         from medgate.pipeline import build_gate
