@@ -205,6 +205,18 @@ def report_markdown(result: dict[str, Any]) -> str:
         "",
         md_table(["alpha", "certified", "threshold", "released", "error"], alpha_rows(default)),
     ]
+    parts += [
+        "",
+        "## What a decision costs (median seconds per test item, as recorded)",
+        "",
+        md_table(
+            ["dataset", "first probe (the baseline risk rule)", "every round (K=2)"],
+            [
+                [ds, fmt(t["seconds"]["first_probe_s"], 1), fmt(t["seconds"]["all_rounds_s"], 1)]
+                for ds, t in result["tests"].items()
+            ],
+        ),
+    ]
     grid = default.model.grid
     if grid is not None:
         parts += [

@@ -108,6 +108,31 @@ def own_context_share(records: Sequence[RecordedItem]) -> float | None:
     return own / len(facts)
 
 
+def probe_seconds(records: Sequence[RecordedItem]) -> dict[str, float | None]:
+    """Median seconds per item of the first probe and of the whole recorded trajectory: what
+    the baseline risk rule (one probe) and a rule reading every round cost on this machine.
+
+    The whole is the item's time as if uncached (``model_seconds``); the stored first round was
+    replayed from the call cache when the rounds were recorded, so its time is the whole minus
+    the rounds and the orchestrator steps.
+    """
+    from statistics import median
+
+    first, whole = [], []
+    for r in records:
+        its = r.trajectory.iterations
+        if not its:
+            continue
+        rounds = sum(t.seconds for it in its[1:] for t in it.timings)
+        steps = sum(it.step.seconds for it in its if it.step is not None)
+        whole.append(r.model_seconds)
+        first.append(max(0.0, r.model_seconds - rounds - steps))
+    return {
+        "first_probe_s": median(first) if first else None,
+        "all_rounds_s": median(whole) if whole else None,
+    }
+
+
 def paper_config(config: MedgateConfig) -> HRSConfig:
     """The paper's rule as the tables replay it: Algorithm 1 at the configured thresholds."""
     return config.hrs.model_copy(update={"rule": SuccessRule.ALGORITHM1, "max_iterations": K})
@@ -208,6 +233,7 @@ def run_risk(
             scored = item_lines(ds, records, paper, m, m.model.operating_point.threshold)
             others[m.model.feature_set] = risk_figures(scored, m.model.operating_point.alpha)
         tests[ds] = {
+            "seconds": probe_seconds(records),
             "lines": lines,
             "headline": headline(lines, default.model.operating_point.alpha),
             "feature_sets": others,
