@@ -13,6 +13,11 @@ import typer
 
 from medgate.cli.cases import ProfileOpt
 from medgate.cli.core import ModelOpt, config_with
+from medgate.cli.options import DEFAULT_OUT, OutOpt
+from medgate.cli.options import command_line as _command
+from medgate.cli.options import eval_config as _config
+from medgate.cli.risk import register as register_risk
+from medgate.cli.risk import risk_beside
 from medgate.config import load_config
 
 DatasetOpt = Annotated[
@@ -26,7 +31,6 @@ DatasetOpt = Annotated[
 ]
 SplitOpt = Annotated[str, typer.Option(help="train or test (stratified, seeded 80/20 split).")]
 LimitOpt = Annotated[int | None, typer.Option(help="Only the first N items of the split.")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Report folder for JSON, Markdown, PNG.")]
 OrchOpt = Annotated[
     str, typer.Option(help="retrieval (BM25 over training contexts), model, or model:SPEC.")
 ]
@@ -40,16 +44,11 @@ RoundsOpt = Annotated[
         "tau/rule/revert/K sweep); all: rounds for every item (needed to sweep the gate)."
     ),
 ]
-DEFAULT_OUT = Path("docs/results")
 DEFAULT_CARE_RUNS = DEFAULT_OUT / "careguard_runs"
 DatasetsOpt = Annotated[
     list[str], typer.Option("--dataset", "-d", help="Dataset(s); repeat for several.")
 ]
 SeedsOpt = Annotated[list[int], typer.Option("--seed", help="Sampling seeds; repeat.")]
-
-
-def _config(model: str | None, k: int | None = None, **hrs: Any) -> Any:
-    return config_with(model, max_iterations=k, **hrs)
 
 
 def _rounds(value: str) -> Any:
@@ -147,77 +146,6 @@ def register(app: typer.Typer) -> None:
 
                 path = write_items(risk, out / "items" / f"{dataset}_{split}.jsonl.gz")
                 typer.echo(f"wrote {path}")
-
-    @ev.command("risk")
-    def risk_cmd(
-        dataset: Annotated[
-            list[str] | None,
-            typer.Option("--dataset", "-d", help="Datasets to pool (default: all three)."),
-        ] = None,
-        train_limit: Annotated[
-            int, typer.Option(help="First N training items of each dataset.")
-        ] = 300,
-        test_limit: Annotated[int, typer.Option(help="First N test items of each dataset.")] = 200,
-        feature_set: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--feature-set",
-                help="Feature sets to fit (default: baseline, rounds, baseline+rarity, "
-                "rounds+rarity).",
-            ),
-        ] = None,
-        alpha: Annotated[
-            float, typer.Option(help="Target error among released answers (the shipped point).")
-        ] = 0.3,
-        delta: Annotated[float, typer.Option(help="1 - confidence of the guarantee.")] = 0.1,
-        ship: Annotated[
-            bool,
-            typer.Option(help="Save the artifacts into the package (medgate/hrs/data/risk)."),
-        ] = False,
-        recorded_only: Annotated[
-            bool,
-            typer.Option(help="Record nothing: use only the items already recorded."),
-        ] = False,
-        write: Annotated[
-            bool, typer.Option(help="Write the item logs, tables, report and README block.")
-        ] = False,
-        model: ModelOpt = None,
-        out: OutOpt = DEFAULT_OUT,
-    ) -> None:
-        """Fit the risk model on the training splits, certify its threshold on held-out
-        training items, and evaluate it on the test splits beside the paper's rule (records
-        what is missing first, resumably, unless --recorded-only)."""
-        from medgate.eval.risk_report import write_report
-        from medgate.eval.risk_run import DATASETS, FEATURE_SETS, run_risk, write_item_logs
-        from medgate.eval.tables import print_risk
-
-        config = _config(model, None)
-        res = run_risk(
-            config,
-            dataset or list(DATASETS),
-            train_limit,
-            test_limit,
-            feature_set or list(FEATURE_SETS),
-            alpha,
-            delta,
-            ship=ship,
-            recorded_only=recorded_only,
-            command=_command(),
-        )
-        for m in res["models"]:
-            typer.echo(
-                f"{m.model.feature_set}: CV AUROC {m.model.cv_auroc:.3f}, calibration AUROC "
-                f"{m.model.calibration_auroc:.3f}, threshold "
-                f"{m.model.operating_point.threshold:.4f} -> {m.id}"
-            )
-        typer.echo(f"deployed default: {res['default'].id}")
-        for ds, t in res["tests"].items():
-            typer.echo(f"{ds} test:")
-            print_risk(t["headline"], res["default"])
-        if write:
-            paths = write_item_logs(res, out) + write_report(res, out, out / "README.md")
-            for p in paths:
-                typer.echo(f"wrote {p}")
 
     @ev.command("thresholds")
     def thresholds_cmd(
@@ -555,6 +483,8 @@ def register(app: typer.Typer) -> None:
         path = assemble(results, out or results / "hrs_report.md")
         typer.echo(f"wrote {path}")
 
+    register_risk(ev)
+
     @app.command("calibrate")
     def calibrate_cmd(
         dataset: DatasetOpt = "pubmedqa-l",
@@ -613,54 +543,6 @@ def register(app: typer.Typer) -> None:
             )
 
 
-def risk_beside(config: Any, dataset: str, rec: Any, result: dict[str, Any]) -> Any:
-    """The risk rule on the same recording, printed after the paper's rule and added to
-    ``result`` (its item lines are returned); nothing when no risk model is fitted or shipped
-    for the answerer."""
-    from medgate.config import SuccessRule
-    from medgate.eval.risk_eval import headline, item_lines
-    from medgate.eval.risk_run import grid_config
-    from medgate.eval.tables import print_risk
-    from medgate.hrs.risk import resolve
-
-    fingerprint = rec.spec.model_fingerprint
-    risk = resolve(config, fingerprint)
-    if risk is None:
-        typer.echo("risk rule: no risk model fitted or shipped for this answerer")
-        return None
-    if risk.rounds and rec.spec.rounds != "all":
-        typer.echo(
-            f"risk rule: {risk.id} reads knowledge rounds, which this recording holds only for "
-            "some items; record with --rounds all"
-        )
-        return None
-    cfg = config.hrs
-    paper = (
-        cfg
-        if cfg.rule is not SuccessRule.RISK
-        else cfg.model_copy(update={"rule": SuccessRule.ALGORITHM1})
-    )
-    threshold = (
-        cfg.risk_threshold
-        if "risk_threshold" in cfg.model_fields_set
-        else risk.model.operating_point.threshold
-    )
-    lines = item_lines(
-        dataset, _model_records(rec, config), paper, risk, threshold, grid_config(paper, risk.model)
-    )
-    h = headline(lines, risk.model.operating_point.alpha)
-    h["risk_model"] = {"id": risk.id, "sha256": risk.origin.sha256, "threshold": threshold}
-    result["risk"] = h
-    print_risk(h, risk)
-    return lines
-
-
-def _model_records(rec: Any, config: Any) -> Any:
-    from medgate.eval.experiments import with_rarity
-
-    return with_rarity(rec, _model(config, rec))
-
-
 def _model(config: Any, rec: Any) -> Any:
     from medgate.eval.runner import cached_model
 
@@ -675,14 +557,6 @@ def _write_table(
 
     write_outputs(out, name, result, markdown(result, _command()))
     typer.echo(f"wrote {name} in {out}")
-
-
-def _command() -> str:
-    import shlex
-    import sys
-
-    args = [a for a in sys.argv[1:]]
-    return "medgate " + " ".join(shlex.quote(a) for a in args)
 
 
 def label_task(run: str, result: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ gives the same artifacts and figures.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from medgate.config import HRSConfig, MedgateConfig, SuccessRule
 from medgate.errors import ConfigError
 from medgate.eval.data import dataset_split
 from medgate.eval.experiments import Recording, record, with_rarity
-from medgate.eval.risk_eval import headline, item_lines, risk_figures, write_items
+from medgate.eval.risk_eval import ItemLine, headline, item_lines, risk_figures, write_items
 from medgate.eval.risk_fit import C_GRID, Recorded, fit_risk_model
 from medgate.eval.runner import (
     RecordedItem,
@@ -43,6 +44,7 @@ from medgate.hrs.risk import (
     fitted_dir,
     knowledge_matches,
     load_risk_model,
+    resolve,
     save_risk_model,
 )
 
@@ -260,6 +262,50 @@ def _unsaved(model: RiskModel, feature_set: str) -> LoadedRiskModel:
     return LoadedRiskModel(
         model, SettingOrigin(source="artifact", artifact=f"unsaved/{feature_set}", sha256=None)
     )
+
+
+@dataclass
+class RiskOnRecording:
+    """The risk rule on one recording, or why it does not apply (``note``)."""
+
+    model: LoadedRiskModel | None
+    note: str = ""
+    lines: list[ItemLine] = field(default_factory=list)
+    headline: dict[str, Any] | None = None
+
+
+def risk_on_recording(config: MedgateConfig, dataset: str, rec: Recording) -> RiskOnRecording:
+    """The risk model the gate would resolve for the recording's answerer, at the threshold the
+    gate would use (configured, else its operating point), on every item of ``rec``, beside the
+    paper's rule as configured (``medgate eval hrs``)."""
+    risk = resolve(config, rec.spec.model_fingerprint)
+    if risk is None:
+        return RiskOnRecording(None, "no risk model fitted or shipped for this answerer")
+    if risk.rounds and rec.spec.rounds != "all":
+        return RiskOnRecording(
+            None,
+            f"{risk.id} reads knowledge rounds, which this recording holds only for some items; "
+            "record with --rounds all",
+        )
+    cfg = config.hrs
+    paper = (
+        cfg
+        if cfg.rule is not SuccessRule.RISK
+        else cfg.model_copy(update={"rule": SuccessRule.ALGORITHM1})
+    )
+    configured = "risk_threshold" in cfg.model_fields_set
+    threshold = cfg.risk_threshold if configured else risk.model.operating_point.threshold
+    lines = item_lines(
+        dataset, _with_rarity(rec, config), paper, risk, threshold, grid_config(paper, risk.model)
+    )
+    h = headline(lines, risk.model.operating_point.alpha)
+    h["risk_model"] = {
+        "id": risk.id,
+        "sha256": risk.origin.sha256,
+        "threshold": threshold,
+        "threshold_origin": "configured" if configured else "artifact",
+    }
+    return RiskOnRecording(risk, lines=lines, headline=h)
 
 
 def write_item_logs(result: dict[str, Any], out: Path) -> list[Path]:

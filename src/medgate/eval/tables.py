@@ -496,10 +496,17 @@ def _auroc_ci(a: dict[str, Any]) -> str:
 def print_risk(h: dict[str, Any], model: Any) -> None:
     """The risk rule beside the paper's rule, from :func:`medgate.eval.risk_eval.headline`."""
     op = model.model.operating_point
+    used = h.get("risk_model", {})
+    if used.get("threshold_origin") == "configured":
+        where = f"threshold {used['threshold']:.4f} (configured)"
+    else:
+        where = (
+            f"threshold {op.threshold:.4f} certified for alpha {op.alpha} (delta {op.delta}) "
+            f"on {op.n} held-out training items"
+        )
     typer.echo(
         f"risk rule: {model.id} (sha256 {str(model.origin.sha256)[:16]}...), feature set "
-        f"{model.model.feature_set}, threshold {op.threshold:.4f} certified for alpha "
-        f"{op.alpha} (delta {op.delta}) on {op.n} held-out training items"
+        f"{model.model.feature_set}, {where}"
     )
     typer.echo(f"  AUROC of risk for a wrong baseline: {_auroc_ci(h['risk_auroc'])}")
     sig = ", ".join(f"{k} {_auroc_ci(v)}" for k, v in h["signal_auroc"].items())

@@ -277,7 +277,7 @@ def test_hrs_config_default_rule_stays_the_papers() -> None:
 def test_eval_hrs_reports_the_risk_rule_beside_the_papers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from medgate.cli.eval import risk_beside
+    from medgate.cli.risk import risk_beside
     from medgate.hrs import risk
 
     from ..risk_helpers import entropy_model
