@@ -53,6 +53,7 @@ def register(ev: typer.Typer) -> None:
         """Fit the risk model on the training splits, certify its threshold on held-out
         training items, and evaluate it on the test splits beside the paper's rule (records
         what is missing first, resumably, unless --recorded-only)."""
+        from medgate.eval.report import fmt
         from medgate.eval.risk_report import write_report
         from medgate.eval.risk_run import DATASETS, FEATURE_SETS, run_risk, write_item_logs
         from medgate.eval.tables import print_risk
@@ -71,10 +72,11 @@ def register(ev: typer.Typer) -> None:
             command=command_line(),
         )
         for m in res["models"]:
+            op = m.model.operating_point
             typer.echo(
-                f"{m.model.feature_set}: CV AUROC {m.model.cv_auroc:.3f}, calibration AUROC "
-                f"{m.model.calibration_auroc:.3f}, threshold "
-                f"{m.model.operating_point.threshold:.4f} -> {m.id}"
+                f"{m.model.feature_set}: CV AUROC {fmt(m.model.cv_auroc)}, calibration AUROC "
+                f"{fmt(m.model.calibration_auroc)}, threshold {op.threshold:.4f}"
+                f"{'' if op.certified else ' (none certified)'} -> {m.id}"
             )
         typer.echo(f"deployed default: {res['default'].id}")
         for ds, t in res["tests"].items():

@@ -499,6 +499,11 @@ def print_risk(h: dict[str, Any], model: Any) -> None:
     used = h.get("risk_model", {})
     if used.get("threshold_origin") == "configured":
         where = f"threshold {used['threshold']:.4f} (configured)"
+    elif not op.certified:
+        where = (
+            f"no threshold certified for alpha {op.alpha} (delta {op.delta}) on {op.n} held-out "
+            "training items: nothing is released"
+        )
     else:
         where = (
             f"threshold {op.threshold:.4f} certified for alpha {op.alpha} (delta {op.delta}) "
