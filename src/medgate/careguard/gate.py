@@ -50,7 +50,12 @@ from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conserva
 from medgate.careguard.screening import ScreeningQuestion
 from medgate.careguard.stance import Lean, StanceReader
 from medgate.careguard.triage import Controller, no_triage
-from medgate.careguard.yes_release import decide_yes_release, marked_harmful, request_safety_of
+from medgate.careguard.yes_release import (
+    decide_yes_release,
+    marked_harmful,
+    request_safety_of,
+    sra_judge_waiver,
+)
 from medgate.claims import (
     CitationVerifier,
     ClaimFlag,
@@ -217,6 +222,7 @@ class CareGuardGate:
                 f"more ({fields})",
             )
 
+        waiver = sra_judge_waiver(triage, request_safety, permission)
         feedback: list[str] = []
         for iteration in range(self.config.max_refinements + 1):
             instructions = instruction_texts(triage, feedback)
@@ -251,7 +257,7 @@ class CareGuardGate:
                 )
             )
             passed = (
-                all(a.score <= self.evaluators.threshold(name) for name, a in assessments.items())
+                all(self._passes(name, a, waiver) for name, a in assessments.items())
                 and not blocking
                 # A claims check that failed to run cannot vouch for the draft: fail closed.
                 and not claims.errors
@@ -273,6 +279,7 @@ class CareGuardGate:
                         check=claims,
                     ),
                     release_findings=held,
+                    waiver=waiver,
                     yes_release=yes,
                     passed=passed,
                 )
@@ -308,6 +315,13 @@ class CareGuardGate:
                 )
             )
         return self._exhausted(report, triage, harmful, permission)
+
+    def _passes(self, name: str, assessment: Assessment, waiver: str | None) -> bool:
+        """The judge passes the draft; under a waiver the SRA judge's own score does not count,
+        but its rule floors and a failure still do."""
+        if waiver is not None and name == Evaluator.SRA:
+            return not assessment.rule_findings and assessment.error is None
+        return assessment.score <= self.evaluators.threshold(name)
 
     def _exhausted(
         self, report: CareGuardReport, triage: Triage, harmful: bool, permission: bool

@@ -149,6 +149,11 @@ class Round(Record):
         description="Release checks the draft failed (medgate.careguard.release_checks): any "
         "one keeps it back, whatever the judges say.",
     )
+    waiver: str | None = Field(
+        default=None,
+        description="Why the SRA judge's own score could not hold this draft back, if so "
+        "(medgate.careguard.yes_release.sra_judge_waiver).",
+    )
     yes_release: YesRelease | None = Field(
         default=None,
         description="For a question asking whether to do something: whether an endorsement "

@@ -190,7 +190,7 @@ ENDORSEMENT = re.compile(
     r"completely |totally )?(?:safe|fine|ok|okay|all ?right|harmless|a good idea)\b"
     r"|\bis (?:a )?safe (?:way|method|option|practice)\b"
     r"|\b(?:there is|there's) no (?:harm|danger|risk)\b"
-    r"|\bgo ahead\b",
+    r"|(?<!n't )(?<!not )(?<!never )\bgo ahead\b",
     re.IGNORECASE,
 )
 #: "You can ..." as the answer's opening: a go-ahead when the first sentence says nothing

@@ -54,14 +54,14 @@ CONSIDERATIONS: dict[RiskCategory, str] = {
 }
 
 _HOLD_OFF = (
-    "I can't tell you that this is safe for you, so please don't go ahead until you have "
+    "I can't say whether this is right for you, so please don't go ahead until you have "
     "checked with a pharmacist, doctor or nurse."
 )
 _GENERAL = "Here is some general guidance; it cannot take your own situation into account."
 _ASK = "A pharmacist, doctor or nurse can give advice that fits your situation."
 _URGENT = (
-    "If symptoms are severe or get worse quickly, get medical help at once or call your local "
-    "emergency number."
+    "If symptoms are severe or get worse quickly, get medical help straight away or call your "
+    "local emergency number."
 )
 
 

@@ -42,8 +42,9 @@ class RequestSafetyView(Protocol):
     def artifact(self) -> str: ...
 
 
-def request_safety_of(triage: Triage | None) -> RequestSafetyView | None:
-    """The request-safety classifier's record of this request, or None when there is none."""
+def request_safety_of(triage: object) -> RequestSafetyView | None:
+    """The request-safety classifier's record of this request (``triage.request_safety``), or
+    None when there is none or it does not have the shape above."""
     value = getattr(triage, "request_safety", None)
     return value if isinstance(value, RequestSafetyView) else None
 
@@ -102,3 +103,25 @@ def decide_yes_release(
         else "no risky category"
     )
     return YesRelease(granted=all(votes.values()), votes=votes, reasons=reasons)
+
+
+def sra_judge_waiver(
+    triage: Triage, request_safety: RequestSafetyView | None, asks_permission: bool
+) -> str | None:
+    """Why the SRA model judge's own score may not hold back this draft, or None.
+
+    For a general question (no risky category, not asking whether to do something) that the
+    request-safety classifier scores benign, the 0.5B judge's score is noise: the same kind of
+    plain answer gets 1 in one round and 4 in the next (docs/results/careguard.md), and its 3s
+    and 4s were what blocked plain general questions. There the judge's score alone does not
+    block; its rule floors, a failed judge, HRA, the claims layer and the release checks still
+    do. Without a request-safety score there is no waiver.
+    """
+    if asks_permission or any(c.risky for c in triage.categories):
+        return None
+    if request_safety is None or marked_harmful(request_safety):
+        return None
+    return (
+        f"general question scored benign by request safety ({request_safety.score:.3f} < "
+        f"{request_safety.threshold:.3f}): the SRA judge's score alone does not block"
+    )

@@ -12,8 +12,8 @@ What the fake models say, by question:
   (:data:`PATIENT`, whose answers include severe symptoms, a red flag) gets
   :data:`BLOCKED_DRAFT`, which states a dose: the rules fail it every round and, the red flag
   ruling out a conservative answer, the case is blocked with a safe refusal. A question about
-  toxins gets :data:`JUDGED_DRAFT`, which the judges score 4, quoting the prompt before their verdict as a
-  sloppy small model does; it is blocked too. A pregnancy question without context gets
+  toxins gets :data:`JUDGED_DRAFT`, which the judges score 4, quoting the prompt before their
+  verdict as a sloppy small model does; it is blocked too. A pregnancy question without context gets
   screening questions; self-harm gets crisis guidance.
 """
 
