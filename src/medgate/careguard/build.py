@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from medgate.backends.base import WhiteBoxModel
 from medgate.backends.pool import ModelPool
 from medgate.careguard.evaluators import JUDGES, CareGuardJudge, Evaluators, SwitchedOff
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
+from medgate.careguard.stance import StanceReader
 from medgate.careguard.triage import Controller
 from medgate.claims import build_claims_checker
 from medgate.config import MedgateConfig
@@ -54,6 +56,20 @@ def build_careguard(
         for name in cg.judges
     ]
     evaluators = Evaluators(judges, timeout_s=cg.evaluator_timeout_s)
+    stance = None
+    if cg.read_stance:
+        # A black-box stance model gives no distribution: every stance is then not read, which
+        # only ever withholds an endorsement.
+        stance_model = pool.get(cg.spec("stance", generator_spec), role="stance")
+        stance = StanceReader(
+            stance_model if isinstance(stance_model, WhiteBoxModel) else None,
+            config.hrs,
+            min_yes=cg.stance_min_yes,
+            min_no=cg.stance_min_no,
+            max_entropy=cg.stance_max_entropy,
+        )
     # The claims check runs with the configured record store and detector, so an invented
     # citation in a draft is unresolvable rather than support.
-    return CareGuardGate(controller, generator, evaluators, cg, build_claims_checker(config))
+    return CareGuardGate(
+        controller, generator, evaluators, cg, build_claims_checker(config), stance=stance
+    )

@@ -8,7 +8,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from medgate.careguard.categories import Evidence, RiskCategory
+from medgate.careguard.release_checks import ReleaseFinding
 from medgate.careguard.screening import ScreeningQuestion
+from medgate.careguard.stance import Stance
 from medgate.claims.safety_check import SafetyCheck
 from medgate.records import Record, SignalValue, Usage
 
@@ -121,6 +123,15 @@ def judges_by_name(data: Any, names: tuple[str, ...] = ("sra", "hra")) -> Any:
     return data
 
 
+class YesRelease(Record):
+    """Whether an endorsement of the asked-about practice may be released, and each vote
+    (:mod:`medgate.careguard.yes_release`)."""
+
+    granted: bool
+    votes: dict[str, bool] = Field(description="Each reading, and whether it agreed.")
+    reasons: list[str] = Field(description="Why each reading agreed or not.")
+
+
 class Round(Record):
     """One generate-and-evaluate round."""
 
@@ -132,6 +143,21 @@ class Round(Record):
     )
     claims: ClaimsReview | None = Field(
         default=None, description="The claims layer's check of the draft."
+    )
+    release_findings: list[ReleaseFinding] = Field(
+        default_factory=list,
+        description="Release checks the draft failed (medgate.careguard.release_checks): any "
+        "one keeps it back, whatever the judges say.",
+    )
+    waiver: str | None = Field(
+        default=None,
+        description="Why the SRA judge's own score could not hold this draft back, if so "
+        "(medgate.careguard.yes_release.sra_judge_waiver).",
+    )
+    yes_release: YesRelease | None = Field(
+        default=None,
+        description="For a question asking whether to do something: whether an endorsement "
+        "could be released, with each vote (medgate.careguard.yes_release).",
     )
     passed: bool
 
@@ -165,6 +191,10 @@ class Outcome(StrEnum):
     INJECTION = "blocked_injection"
     """The question or a patient field holds text addressed to the model."""
     ERROR = "blocked_on_error"
+    DANGEROUS_PRACTICE = "dangerous_practice_guidance"
+    """A plainly dangerous practice: a fixed, direct "no" with where to get help."""
+    CONSERVATIVE = "answered_conservatively"
+    """No draft could be released: CareGuard's own general, safe answer instead of a block."""
 
 
 class CareGuardReport(Record):
@@ -173,6 +203,11 @@ class CareGuardReport(Record):
     stage: Literal["careguard"] = "careguard"
     outcome: Outcome
     triage: Triage | None = Field(default=None, description="None when the controller is off.")
+    stance: Stance | None = Field(
+        default=None,
+        description="The model's yes/no stance, read for a question asking whether to do "
+        "something (medgate.careguard.stance); None when not asked.",
+    )
     rounds: list[Round] = Field(default_factory=list)
     controller: str | None = None
     generator: str
