@@ -139,12 +139,34 @@ def alpha_rows(m: LoadedRiskModel) -> list[list[str]]:
     ]
 
 
+def incomplete(result: dict[str, Any]) -> list[str]:
+    """The recordings that hold fewer items than the run asked for."""
+    cfg, out = result["config"], []
+    for ds, r in result["recordings"].items():
+        for part, limit in (("train", cfg.get("train_limit")), ("test", cfg.get("test_limit"))):
+            n = int(r.get(f"{part}_items", "0"))
+            if limit and n < limit:
+                out.append(f"{ds} {part} {n}/{limit}")
+    return out
+
+
 def summary_markdown(result: dict[str, Any]) -> str:
     """The block the README carries: the default model and the headline table."""
     default = result["default"]
+    missing = incomplete(result)
     lines = [
+        *(
+            [
+                "**Preliminary: the recordings are incomplete** (items recorded / asked for: "
+                + ", ".join(missing)
+                + "); the figures below are for the items recorded, not for the full splits.",
+                "",
+            ]
+            if missing
+            else []
+        ),
         f"Written by `{result['command']}` on {now()[:10]} (UTC). Deployed default risk model: "
-        f"{_model_line(default)}.",
+        f"{_model_line(default)}, fitted on {default.model.fitted_on}.",
         "",
         md_table(HEADER, dataset_rows(result)),
         "",

@@ -241,7 +241,14 @@ def run_risk(
             "feature_sets": others,
         }
     return {
-        "config": {"model": config.model, "alpha": alpha, "delta": delta, "K": K},
+        "config": {
+            "model": config.model,
+            "alpha": alpha,
+            "delta": delta,
+            "K": K,
+            "train_limit": train_limit,
+            "test_limit": test_limit,
+        },
         "recordings": recordings,
         "models": fitted,
         "default": default,
