@@ -44,12 +44,16 @@ def default_data_dir() -> Path:
 
 
 class SuccessRule(StrEnum):
-    """How the decision layer reads entropy and perplexity (the paper states two rules)."""
+    """How the decision layer decides: the paper's two rules over entropy and perplexity, or
+    medgate's fitted risk model."""
 
     ALGORITHM1 = "algorithm1"
     """Accept only when entropy < tau_e AND perplexity < tau_p (the paper's Algorithm 1)."""
     EQ6 = "eq6"
     """Escalate only when entropy >= tau_e AND perplexity >= tau_p (the paper's Eq. 6)."""
+    RISK = "risk"
+    """Release the first answer iff the risk model's P(wrong) <= risk_threshold, else escalate
+    (:mod:`medgate.hrs.risk`); no risk model, or a feature it cannot read, escalates."""
 
 
 class RevertRule(StrEnum):
@@ -152,7 +156,23 @@ class HRSConfig(Section):
     0.997). 0.5 holds back no ordinary answer of that model and every answer slot where most of
     the probability went elsewhere; a floor near the observed minimum would fit this model only,
     while other models spread their mass over more surface forms."""
-    rule: SuccessRule = SuccessRule.ALGORITHM1
+    rule: SuccessRule = Field(
+        default=SuccessRule.ALGORITHM1,
+        description="algorithm1 or eq6 (the paper's rules), or risk (the fitted risk model). "
+        "A risk model shipped or fitted for the answerer sets 'risk' unless this is configured.",
+    )
+    risk_threshold: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="rule = 'risk': release iff P(wrong) <= this. The risk model's certified "
+        "operating point sets it unless this is configured.",
+    )
+    risk_model: Path | None = Field(
+        default=None,
+        description="A risk model artifact (JSON); default: one fitted under cache_dir/risk for "
+        "the answerer, else the one shipped with medgate for it.",
+    )
     revert: RevertRule = RevertRule.ESCALATE
     max_iterations: int = Field(default=5, ge=0, le=20, description="K, orchestrator rounds.")
     l_max: int = Field(default=50, ge=1, le=512, description="Reasoning token budget (Eq. 5).")
@@ -179,6 +199,12 @@ class HRSConfig(Section):
     signals: list[str] = Field(
         default_factory=lambda: ["entropy", "perplexity", "ambiguity", "rarity", "token_length"],
         description="Registered signal names to compute.",
+    )
+    peer_model: str | None = Field(
+        default=None,
+        description="A second white-box model that answers the same prompt; the cross_model "
+        "signal (add it to hrs.signals) says whether its label differs. Costs one more probe "
+        "per round.",
     )
     thresholds: dict[str, SignalThresholds] = Field(
         default_factory=dict,

@@ -119,3 +119,32 @@ def test_medgate_ask_on_pubmedqa_gives_signals_in_range_and_repeats(
     for name, s in signals.items():
         other = second["signals"][name]  # type: ignore[index]
         assert other["value"] == pytest.approx(s["value"], abs=1e-6)
+
+
+def test_a_fresh_install_decides_with_the_shipped_risk_model(tmp_path: Path) -> None:
+    import hashlib
+
+    from medgate.hrs.risk import SHIPPED_DIR, artifact_name
+
+    sha = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].sha256
+    shipped = SHIPPED_DIR / artifact_name(sha, "baseline")
+    assert shipped.is_file(), "the embedded model's baseline risk model ships with medgate"
+    ctx = tmp_path / "abstract.txt"
+    ctx.write_text((ROOT / "examples" / "aspirin_abstract.txt").read_text())
+    out = medgate_json(
+        "ask",
+        "Does aspirin reduce the risk of colorectal adenoma recurrence?",
+        "--context-file",
+        str(ctx),
+        "--json",
+        "--no-log",
+    )
+    decided = out["hrs_decision"]
+    assert decided["rule"] == "risk"
+    assert decided["risk_model"] == f"shipped/{shipped.name}"
+    assert decided["risk"] is not None and 0.0 <= decided["risk"] <= 1.0
+    origin = decided["threshold_origin"]
+    assert origin["source"] == "artifact" and origin["artifact"] == f"shipped/{shipped.name}"
+    assert origin["sha256"] == hashlib.sha256(shipped.read_bytes()).hexdigest()
+    released = out["status"] == "released"
+    assert released == (decided["risk"] <= decided["risk_threshold"])

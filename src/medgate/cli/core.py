@@ -77,6 +77,14 @@ def print_verdict(verdict: Verdict) -> None:
         for s in verdict.signals.values():
             value = f"{s.value:.3f}" if s.value is not None else f"not computed ({s.note})"
             typer.echo(f"  {s.name:<13} {value}   [{s.layer}]")
+    decided = hrs_decision(verdict)
+    if decided is not None and decided["rule"] == "risk":
+        risk = decided["risk"]
+        shown = "not computed" if risk is None else f"{risk:.3f}"
+        typer.echo(
+            f"risk:    {shown}   (release at <= {decided['risk_threshold']:.3f}; "
+            f"{decided['risk_model'] or 'no risk model'})"
+        )
     # The last total is the outermost gate's (a pipeline's after its stages').
     totals = [t.seconds for t in verdict.trace.timings if t.stage.endswith("total")]
     total = totals[-1] if totals else None
@@ -86,8 +94,33 @@ def print_verdict(verdict: Verdict) -> None:
         typer.echo(f"failure: {err}")
 
 
+def hrs_decision(verdict: Verdict) -> dict[str, Any] | None:
+    """How the HRS stage decided, when it ran: the rule, the risk and its threshold, and the
+    artifact that set the threshold (id and sha256)."""
+    from medgate.hrs.decision import HRSReport
+
+    report = verdict.trace.report(HRSReport)
+    if report is None:
+        return None
+    d = report.decision
+    threshold = report.thresholds.get("risk_threshold")
+    return {
+        "rule": d.rule,
+        "outcome": d.outcome.value,
+        "risk": d.risk,
+        "risk_model": d.risk_model,
+        "risk_model_sha256": d.risk_model_sha256,
+        "risk_threshold": threshold.value if threshold else None,
+        "threshold_origin": threshold.origin.model_dump() if threshold else None,
+        "decided_by": d.decided_by,
+    }
+
+
 def verdict_json(verdict: Verdict, record_id: str | None = None) -> dict[str, Any]:
     out = verdict.model_dump(mode="json")
+    decided = hrs_decision(verdict)
+    if decided is not None:
+        out["hrs_decision"] = decided
     out["timings"] = {t.stage: round(t.seconds, 4) for t in verdict.trace.timings}
     if record_id is not None:
         out["record_id"] = record_id
@@ -112,6 +145,10 @@ def register(app: typer.Typer) -> None:
         model: ModelOpt = None,
         tau_e: Annotated[float | None, typer.Option(help="Entropy threshold.")] = None,
         tau_p: Annotated[float | None, typer.Option(help="Perplexity threshold.")] = None,
+        risk_threshold: Annotated[
+            float | None,
+            typer.Option(help="Risk rule: release iff P(wrong) <= this (wins over the shipped)."),
+        ] = None,
         max_iterations: Annotated[int | None, typer.Option(help="K, refinement rounds.")] = None,
         seed: Annotated[int | None, typer.Option(help="Seed of the ambiguity samples.")] = None,
         profile: ProfileOpt = None,
@@ -127,7 +164,13 @@ def register(app: typer.Typer) -> None:
         )
         case = make_case(question, context, labels)
         config = config_with(
-            model, profile, tau_e=tau_e, tau_p=tau_p, max_iterations=max_iterations, seed=seed
+            model,
+            profile,
+            tau_e=tau_e,
+            tau_p=tau_p,
+            risk_threshold=risk_threshold,
+            max_iterations=max_iterations,
+            seed=seed,
         )
         from medgate.backends.pool import ModelPool
         from medgate.pipeline import build_gate

@@ -13,6 +13,11 @@ import typer
 
 from medgate.cli.cases import ProfileOpt
 from medgate.cli.core import ModelOpt, config_with
+from medgate.cli.options import DEFAULT_OUT, OutOpt
+from medgate.cli.options import command_line as _command
+from medgate.cli.options import eval_config as _config
+from medgate.cli.risk import register as register_risk
+from medgate.cli.risk import risk_beside
 from medgate.config import load_config
 
 DatasetOpt = Annotated[
@@ -26,7 +31,6 @@ DatasetOpt = Annotated[
 ]
 SplitOpt = Annotated[str, typer.Option(help="train or test (stratified, seeded 80/20 split).")]
 LimitOpt = Annotated[int | None, typer.Option(help="Only the first N items of the split.")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Report folder for JSON, Markdown, PNG.")]
 OrchOpt = Annotated[
     str, typer.Option(help="retrieval (BM25 over training contexts), model, or model:SPEC.")
 ]
@@ -40,16 +44,11 @@ RoundsOpt = Annotated[
         "tau/rule/revert/K sweep); all: rounds for every item (needed to sweep the gate)."
     ),
 ]
-DEFAULT_OUT = Path("docs/results")
 DEFAULT_CARE_RUNS = DEFAULT_OUT / "careguard_runs"
 DatasetsOpt = Annotated[
     list[str], typer.Option("--dataset", "-d", help="Dataset(s); repeat for several.")
 ]
 SeedsOpt = Annotated[list[int], typer.Option("--seed", help="Sampling seeds; repeat.")]
-
-
-def _config(model: str | None, k: int | None = None, **hrs: Any) -> Any:
-    return config_with(model, max_iterations=k, **hrs)
 
 
 def _rounds(value: str) -> Any:
@@ -135,12 +134,18 @@ def register(app: typer.Typer) -> None:
         result = hrs_run(rec, config, cached_model(config.model, config, rec.cache))
         result["run"]["wall_seconds"] = time.perf_counter() - t0
         print_hrs(result)
+        risk = risk_beside(config, dataset, rec, result)
         if write:
             from medgate.eval.report import write_outputs
 
             name = f"eval_hrs_{dataset}_{split}" + (f"_n{limit}" if limit else "")
             for p in write_outputs(out, name, result, hrs_markdown(result, _command())):
                 typer.echo(f"wrote {p}")
+            if risk is not None and split == "test":
+                from medgate.eval.risk_eval import write_items
+
+                path = write_items(risk, out / "items" / f"{dataset}_{split}.jsonl.gz")
+                typer.echo(f"wrote {path}")
 
     @ev.command("thresholds")
     def thresholds_cmd(
@@ -478,6 +483,8 @@ def register(app: typer.Typer) -> None:
         path = assemble(results, out or results / "hrs_report.md")
         typer.echo(f"wrote {path}")
 
+    register_risk(ev)
+
     @app.command("calibrate")
     def calibrate_cmd(
         dataset: DatasetOpt = "pubmedqa-l",
@@ -550,14 +557,6 @@ def _write_table(
 
     write_outputs(out, name, result, markdown(result, _command()))
     typer.echo(f"wrote {name} in {out}")
-
-
-def _command() -> str:
-    import shlex
-    import sys
-
-    args = [a for a in sys.argv[1:]]
-    return "medgate " + " ".join(shlex.quote(a) for a in args)
 
 
 def label_task(run: str, result: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ same as "none of them caught".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import Field
 
@@ -196,3 +196,42 @@ def mean_std(values: Sequence[float | None]) -> tuple[float | None, float | None
     if len(xs) < 2:
         return mean, 0.0
     return mean, math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def bootstrap_ci(
+    statistic: Callable[[Sequence[int]], float | None],
+    n: int,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of ``statistic`` over ``n`` items resampled with
+    replacement (``statistic`` gets the drawn indices); resamples where it is undefined are
+    skipped. Seeded, so the interval is reproducible."""
+    import numpy as np
+
+    if n == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(resamples):
+        v = statistic(rng.integers(0, n, size=n).tolist())
+        if v is not None:
+            values.append(v)
+    if not values:
+        return None
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(np.asarray(values), [tail, 1 - tail])
+    return float(lo), float(hi)
+
+
+def binomial_ci(k: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
+    """Clopper-Pearson (exact) interval for a rate of ``k`` in ``n``; None when n is 0."""
+    from scipy.stats import beta
+
+    if n == 0:
+        return None
+    tail = (1 - level) / 2
+    lo = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
+    return lo, hi

@@ -224,10 +224,14 @@ def build_runtime(
         rounds=rounds,
         recording_gate=(hrs.gate_e, hrs.gate_p) if rounds == "ungated" else None,
     )
+    peer = cached_model(hrs.peer_model, config, cache) if hrs.peer_model else None
+    if peer is not None:
+        # Only a recording with a second model names it, so other recordings keep their key.
+        spec_.hrs["peer_model"] = peer.fingerprint
     base_cfg = hrs.model_copy(update={"max_iterations": 0})
     return Runtime(
-        gate=HRSGate(answerer, orch, hrs, centroid),
-        baseline_gate=HRSGate(answerer, orch, base_cfg, centroid),
+        gate=HRSGate(answerer, orch, hrs, centroid, peer=peer),
+        baseline_gate=HRSGate(answerer, orch, base_cfg, centroid, peer=peer),
         spec=spec_,
         cache=cache,
     )

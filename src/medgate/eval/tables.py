@@ -484,3 +484,52 @@ def escalated_markdown(results: list[dict[str, Any]], command: str) -> str:
             md_table(["classifier", *names], rows),
         ]
     )
+
+
+def _auroc_ci(a: dict[str, Any]) -> str:
+    if a["value"] is None:
+        return "n/a"
+    ci = a["ci"]
+    return f"{a['value']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{a['value']:.2f}"
+
+
+def print_risk(h: dict[str, Any], model: Any) -> None:
+    """The risk rule beside the paper's rule, from :func:`medgate.eval.risk_eval.headline`."""
+    op = model.model.operating_point
+    used = h.get("risk_model", {})
+    if used.get("threshold_origin") == "configured":
+        where = f"threshold {used['threshold']:.4f} (configured)"
+    elif not op.certified:
+        where = (
+            f"no threshold certified for alpha {op.alpha} (delta {op.delta}) on {op.n} held-out "
+            "training items: nothing is released"
+        )
+    else:
+        where = (
+            f"threshold {op.threshold:.4f} certified for alpha {op.alpha} (delta {op.delta}) "
+            f"on {op.n} held-out training items"
+        )
+    typer.echo(
+        f"risk rule: {model.id} (sha256 {str(model.origin.sha256)[:16]}...), feature set "
+        f"{model.model.feature_set}, {where}"
+    )
+    typer.echo(f"  AUROC of risk for a wrong baseline: {_auroc_ci(h['risk_auroc'])}")
+    sig = ", ".join(f"{k} {_auroc_ci(v)}" for k, v in h["signal_auroc"].items())
+    typer.echo(f"  single signals: {sig}")
+    for label, key in (("risk rule", "risk_rule"), ("paper rule", "paper_rule")):
+        r = h[key]
+        typer.echo(
+            f"  {label:<10} escalated {pct(r['escalation_rate'])} ({r['escalated']}/{r['n']}), "
+            f"safety gain {pct(r['safety_gain'])}, lift {fmt(r['lift'], 2)}, auto-answer "
+            f"accuracy {pct(r['auto_answer_accuracy'])}"
+        )
+    r = h["risk_rule"]
+    if r["error_rate"] is None:
+        typer.echo("  released: none")
+    else:
+        lo, hi = r["error_ci"]
+        verdict = "within" if r["error_within_alpha"] else "ABOVE"
+        typer.echo(
+            f"  error of released answers {pct(r['error_rate'])} [{pct(lo)}, {pct(hi)}] "
+            f"({r['errors']}/{r['released']}): {verdict} alpha {r['alpha']}"
+        )

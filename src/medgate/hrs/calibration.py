@@ -86,9 +86,13 @@ def artifact_origin(path: Path) -> SettingOrigin:
 
 
 def apply_artifact(
-    hrs: HRSConfig, art: CalibrationArtifact, origin: SettingOrigin
+    hrs: HRSConfig,
+    art: CalibrationArtifact,
+    origin: SettingOrigin,
+    origins: dict[str, SettingOrigin] | None = None,
 ) -> tuple[HRSConfig, dict[str, SettingOrigin]]:
     """Calibrated thresholds wherever the configuration did not set one explicitly, and where
-    every HRS setting came from."""
+    every HRS setting came from (``origins``: those of an earlier artifact, which this wins
+    over)."""
     fitted = {name: getattr(art, name) for name in ("gate_e", "gate_p", "tau_e", "tau_p")}
-    return overlay(hrs, fitted, origin)
+    return overlay(hrs, fitted, origin, origins)

@@ -8,7 +8,7 @@ threshold setting from one recording, without new model calls.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -81,10 +81,36 @@ class Outcome(StrEnum):
     STALLED = "stalled"
     EXHAUSTED = "exhausted"
     ERROR = "error"
+    RISK = "risk"
+    """The risk rule decided: the risk of a wrong first answer against ``risk_threshold``."""
 
 
 #: The settings of :class:`HRSConfig` a decision compares against.
-THRESHOLDS = ("gate_e", "gate_p", "tau_e", "tau_p", "min_label_mass")
+THRESHOLDS = ("gate_e", "gate_p", "tau_e", "tau_p", "min_label_mass", "risk_threshold")
+
+
+class RiskScorer(Protocol):
+    """A fitted risk model as the risk rule reads it (:class:`medgate.hrs.risk.LoadedRiskModel`)."""
+
+    @property
+    def id(self) -> str:
+        """The artifact's id, for the verdict."""
+        ...
+
+    @property
+    def sha256(self) -> str | None:
+        """The artifact file's sha256, for the verdict."""
+        ...
+
+    @property
+    def rounds(self) -> int:
+        """Knowledge rounds its features read (0: the first answer only)."""
+        ...
+
+    def score(self, traj: Trajectory) -> tuple[float | None, list[str]]:
+        """P(the first answer is wrong), or None and the features it could not compute."""
+        ...
+
 
 #: The paper's decision signals, always read; any other signal on the decision layer is read too.
 DECISION_SIGNALS = ("entropy", "perplexity")
@@ -132,6 +158,16 @@ class Decision(Record):
     decided_by: list[str] = Field(
         default_factory=list,
         description="The thresholds (HRSConfig settings) this decision compared against.",
+    )
+    rule: str | None = Field(default=None, description="The hrs.rule in force.")
+    risk: float | None = Field(
+        default=None, description="rule 'risk': P(the first answer is wrong), when computed."
+    )
+    risk_model: str | None = Field(
+        default=None, description="rule 'risk': the risk model artifact that scored it."
+    )
+    risk_model_sha256: str | None = Field(
+        default=None, description="rule 'risk': sha256 of that artifact's file."
     )
 
 
@@ -196,9 +232,9 @@ def succeeds(it: Iteration, cfg: HRSConfig) -> bool:
     """The success rule applied after each refinement round: every decision signal under its
     success threshold (Algorithm 1), or, under Eq. 6, not every one at or above it."""
     below = _below(it, cfg, SUCCESS)
-    if cfg.rule is SuccessRule.ALGORITHM1:
-        return all(below)
-    return any(below)
+    if cfg.rule is SuccessRule.EQ6:
+        return any(below)
+    return all(below)
 
 
 def _escalate(
@@ -217,8 +253,18 @@ def _escalate(
     )
 
 
-def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
-    """The decision for ``traj`` under ``cfg``, or ``None`` if another round is needed."""
+def decide(traj: Trajectory, cfg: HRSConfig, risk: RiskScorer | None = None) -> Decision | None:
+    """The decision for ``traj`` under ``cfg``, or ``None`` if another round is needed.
+
+    ``risk`` is the risk model the rule ``risk`` reads; the paper's rules ignore it.
+    """
+    decision = _decide(traj, cfg, risk)
+    if decision is None:
+        return None
+    return decision.model_copy(update={"rule": cfg.rule.value})
+
+
+def _decide(traj: Trajectory, cfg: HRSConfig, risk: RiskScorer | None) -> Decision | None:
     if not traj.iterations:
         if traj.stopped is StopReason.ERROR:
             return _escalate(
@@ -237,6 +283,8 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
     if blocked is not None:
         why, thresholds = blocked
         return _escalate(Outcome.UNRELIABLE, f"the answer cannot be released: {why}", 0, thresholds)
+    if cfg.rule is SuccessRule.RISK:
+        return decide_by_risk(traj, cfg, risk)
     if passes_gate(base, cfg):
         return Decision(
             status=Status.RELEASED,
@@ -292,6 +340,66 @@ def decide(traj: Trajectory, cfg: HRSConfig) -> Decision | None:
         used = [] if traj.stopped is StopReason.ERROR else _settings(base, cfg, GATE, SUCCESS)
         return _escalate(outcome, reason + tail, decided_by=used)
     return None
+
+
+def decide_by_risk(traj: Trajectory, cfg: HRSConfig, risk: RiskScorer | None) -> Decision | None:
+    """The risk rule: release the first answer iff its risk is at most ``risk_threshold``.
+
+    A model that reads knowledge rounds waits for them (``None``) until it has as many as it was
+    fitted on or the knowledge source ran dry; a failed round, no risk model, or a feature the
+    model cannot read escalates.
+    """
+    base = traj.iterations[0]
+    if risk is None:
+        return _escalate(
+            Outcome.UNRELIABLE,
+            "hrs.rule is 'risk' but no risk model is loaded for this answerer "
+            "(fit one with `medgate eval risk`, or set hrs.risk_model)",
+            0,
+        )
+    wanted = min(risk.rounds, cfg.max_iterations)
+    if len(traj.iterations) - 1 < wanted:
+        if traj.stopped is StopReason.ERROR:
+            return _escalate(
+                Outcome.ERROR,
+                f"the gate failed before the risk model had its rounds: {traj.stop_detail}",
+            )
+        if traj.stopped is None:
+            return None
+    value, missing = risk.score(traj)
+    used = ["min_label_mass", "risk_threshold"]
+    if value is None:
+        decision = _escalate(
+            Outcome.UNRELIABLE,
+            f"the risk model {risk.id} could not read {', '.join(missing)}, so the answer's "
+            "risk is unknown",
+            0,
+            used,
+        )
+        return decision.model_copy(update={"risk_model": risk.id, "risk_model_sha256": risk.sha256})
+    shown = f"risk of a wrong answer {value:.3f}"
+    if value <= cfg.risk_threshold:
+        return Decision(
+            status=Status.RELEASED,
+            outcome=Outcome.RISK,
+            iteration=0,
+            answer=base.answer,
+            reason=f"{shown} is at most the threshold {cfg.risk_threshold:.3f} ({risk.id})",
+            decided_by=used,
+            risk=value,
+            risk_model=risk.id,
+            risk_model_sha256=risk.sha256,
+        )
+    decision = _escalate(
+        Outcome.RISK,
+        f"{shown} is above the threshold {cfg.risk_threshold:.3f} ({risk.id}); "
+        "a clinician must decide",
+        0,
+        used,
+    )
+    return decision.model_copy(
+        update={"risk": value, "risk_model": risk.id, "risk_model_sha256": risk.sha256}
+    )
 
 
 class Threshold(Record):

@@ -83,6 +83,7 @@ def probe_within_window(
     cfg: HRSConfig,
     needs: frozenset[Need],
     seed_offset: int = 0,
+    peer: WhiteBoxModel | None = None,
 ) -> tuple[ModelRun, list[Timing], ContextFit | None]:
     """:func:`~medgate.hrs.probe.probe`, with the context cut to fit when the prompt overflows.
 
@@ -90,7 +91,7 @@ def probe_within_window(
     not fit, or the estimate keeps missing.
     """
     try:
-        run, timings = probe(model, case, knowledge, cfg, needs, seed_offset)
+        run, timings = probe(model, case, knowledge, cfg, needs, seed_offset, peer)
         return run, timings, None
     except ContextOverflowError as overflow:
         first = overflow
@@ -106,7 +107,7 @@ def probe_within_window(
         context, total, kept = select_sentences(case.context, case.question, budget)
         tried = case.model_copy(update={"context": context})
         try:
-            run, timings = probe(model, tried, knowledge, cfg, needs, seed_offset)
+            run, timings = probe(model, tried, knowledge, cfg, needs, seed_offset, peer)
         except ContextOverflowError as again:
             current = again
             continue

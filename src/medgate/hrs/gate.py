@@ -26,6 +26,7 @@ from medgate.hrs.decision import (
     HRSReport,
     Iteration,
     Outcome,
+    RiskScorer,
     StopReason,
     Threshold,
     Trajectory,
@@ -54,10 +55,14 @@ class HRSGate:
         config: HRSConfig,
         centroid: RarityCentroid | None = None,
         origins: Mapping[str, SettingOrigin] | None = None,
+        risk: RiskScorer | None = None,
+        peer: WhiteBoxModel | None = None,
     ) -> None:
         self.answerer = answerer
+        self.peer = peer
         self.orchestrator = orchestrator
         self.config = config
+        self.risk = risk
         origins = origins if origins is not None else setting_origins(config)
         self.thresholds = {
             name: Threshold(value=getattr(config, name), origin=origins[name])
@@ -83,6 +88,8 @@ class HRSGate:
         self.ctx = SignalContext(
             l_max=config.l_max, centroid=centroid.centroid if centroid else None
         )
+        if peer is None and config.peer_model:
+            raise ConfigError("hrs.peer_model is set but the gate was given no second model")
 
     def _round(
         self,
@@ -97,7 +104,7 @@ class HRSGate:
             # The question is never rewritten, so its embedding (rarity) is that of round 0.
             needs = needs - {Need.EMBEDDING}
         run, timings, fit = probe_within_window(
-            self.answerer, case, knowledge, self.config, needs, seed_offset=index
+            self.answerer, case, knowledge, self.config, needs, seed_offset=index, peer=self.peer
         )
         if reuse is not None:
             run.question_embedding = reuse.run.question_embedding
@@ -127,7 +134,7 @@ class HRSGate:
             traj.iterations.append(base)
             self._emit_round(base, events)
             while len(traj.iterations) - 1 < self.config.max_iterations:
-                if not full and decide(traj, self.config) is not None:
+                if not full and decide(traj, self.config, self.risk) is not None:
                     break
                 history = [
                     IterationView(
@@ -172,7 +179,7 @@ class HRSGate:
     def check(self, case: Case, events: EventSink = discard) -> Verdict:
         t0 = time.perf_counter()
         traj = self.record(case, events=events)
-        decision = decide(traj, self.config)
+        decision = decide(traj, self.config, self.risk)
         if decision is None:  # cannot happen for a finished trajectory; fail closed regardless
             decision = Decision(
                 status=Status.ESCALATED,
@@ -212,6 +219,14 @@ class HRSGate:
                 Timing(stage=f"{STAGE}.round{it.index}.{t.stage}", seconds=t.seconds)
                 for t in it.timings
             )
+            if it.run.peer_answer is not None and self.peer is not None:
+                usage.append(
+                    Usage(
+                        role="peer",
+                        model=self.peer.name,
+                        seconds=sum(t.seconds for t in it.timings if t.stage == "peer"),
+                    )
+                )
             usage.append(
                 Usage(
                     role="answerer",

@@ -38,8 +38,10 @@ def probe(
     cfg: HRSConfig,
     needs: frozenset[Need],
     seed_offset: int = 0,
+    peer: WhiteBoxModel | None = None,
 ) -> tuple[ModelRun, list[Timing]]:
-    """Run the answerer once (plus samples and embedding if needed) and record the results."""
+    """Run the answerer once (plus samples, embedding and the second model's answer if
+    needed) and record the results."""
     messages = answerer_messages(case, knowledge)
     slot = AnswerSlot(cue=ANSWER_CUE, labels=case.answer_labels.labels)
     base = DecodeParams(
@@ -83,6 +85,15 @@ def probe(
         run.sample_distributions.append(sample.label_probs)
         run.sample_answers.append(_top(sample.label_probs))
         run.generated_tokens += sample.n_tokens
+    if Need.PEER in needs and peer is not None:
+        # The second model reads exactly the answerer's prompt, greedily, and only its label
+        # at the answer slot is kept.
+        t0 = time.perf_counter()
+        (other,) = peer.complete_batch(messages, [base])
+        if not other.label_probs:
+            raise ModelError("the second model gave no distribution at the answer slot")
+        run.peer_answer, run.peer_distribution = _top(other.label_probs), other.label_probs
+        timings.append(Timing(stage="peer", seconds=time.perf_counter() - t0))
     if Need.EMBEDDING in needs:
         t0 = time.perf_counter()
         run.question_embedding = model.embed(case.question)

@@ -29,6 +29,8 @@ class Need(StrEnum):
     REASONING = "reasoning"
     SAMPLES = "samples"
     EMBEDDING = "embedding"
+    PEER = "peer"
+    """A second model's answer to the same prompt (``hrs.peer_model``)."""
 
 
 class ModelRun(Record):
@@ -60,6 +62,12 @@ class ModelRun(Record):
         default=0, ge=0, description="Tokens written: the reasoning and every sample's."
     )
     question_embedding: list[float] | None = Field(default=None, exclude=True)
+    peer_answer: str | None = Field(
+        default=None, description="The second model's answer to the same prompt, when asked."
+    )
+    peer_distribution: dict[str, float] | None = Field(
+        default=None, description="The second model's label distribution at the answer slot."
+    )
 
 
 class SignalContext(Record):
@@ -70,6 +78,7 @@ class SignalContext(Record):
     centroid_note: str = (
         "no rarity centroid fitted: run `medgate fit-rarity` or `medgate calibrate`"
     )
+    peer_note: str = "no second model configured: set hrs.peer_model"
 
 
 class Signal(Protocol):
@@ -176,3 +185,21 @@ class TokenLengthSignal:
 
     def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue:
         return _value(self, lambda: measures.length_risk(len(run.reasoning_logprobs), ctx.l_max))
+
+
+class CrossModelSignal:
+    """Whether a second model, asked the same prompt, gives another label (Need.PEER)."""
+
+    name: ClassVar[str] = "cross_model"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.PEER})
+    layer: ClassVar[Literal["decision", "guidance"]] = "guidance"
+    meaning: ClassVar[str] = (
+        "disagreement with a second model asked the same question (1: it answers otherwise)"
+    )
+
+    def compute(self, run: ModelRun, ctx: SignalContext) -> SignalValue:
+        if run.peer_answer is None:
+            return SignalValue(name=self.name, value=None, layer=self.layer, note=ctx.peer_note)
+        return SignalValue(
+            name=self.name, value=float(run.peer_answer != run.answer), layer=self.layer
+        )

@@ -1,0 +1,306 @@
+"""Fitting the risk model, certifying its threshold, the test figures and the whole pipeline."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from medgate.config import HRSConfig, load_config
+from medgate.eval.data import dataset_split
+from medgate.eval.risk_eval import ItemLine, headline, read_items, write_items
+from medgate.eval.risk_fit import Recorded, certify, fit_risk_model, is_calibration
+from medgate.eval.risk_run import run_risk, write_item_logs
+from medgate.eval.runner import RecordedItem, TrajectoryStore, build_runtime, store_dir
+from medgate.hrs.decision import Trajectory
+
+from ..risk_helpers import iteration, run
+
+ROOT = Path(__file__).resolve().parents[3]
+#: Two strengths are enough to exercise the cross-validated choice.
+C_FEW = (0.1, 1.0)
+
+
+def _item(i: int, rng: random.Random, gold: str = "yes") -> RecordedItem:
+    """A trajectory whose first answer is wrong more often the higher its entropy."""
+    entropy = rng.random()
+    wrong = rng.random() < entropy
+    answer = "no" if wrong == (gold == "yes") else "yes"
+    p = 1 - entropy / 2
+    dist = {answer: p, ("yes" if answer == "no" else "no"): 1 - p}
+    values = {"entropy": entropy, "perplexity": rng.random(), "ambiguity": rng.random() / 5,
+              "token_length": rng.random(), "rarity": rng.random()}  # fmt: skip
+    base = iteration(
+        0, run(answer, dist, opening=dict(dist), samples=(answer, answer, "yes")), **values
+    )
+    r1 = iteration(1, run(answer, dist), **values)
+    r2 = iteration(2, run(answer, dist), **values)
+    return RecordedItem(
+        item_id=f"q{i}",
+        gold=gold,
+        trajectory=Trajectory(iterations=[base, r1, r2]),
+        rounds_recorded=True,
+        wall_seconds=1.0,
+        model_seconds=1.0,
+    )
+
+
+RECORDED = Recorded(
+    model="fake", model_fingerprint="fake", knowledge="retrieval", knowledge_detail="bm25", rounds=2
+)
+
+
+def test_certify_by_hand() -> None:
+    risks, wrong = [0.1, 0.2, 0.3, 0.9], [False, False, True, True]
+    # 0.25 releases 2 with 0 errors: P(Bin(2, .5) <= 0) = 0.25 <= delta / 2 = 0.5: certified.
+    # 1.0 releases 4 with 2 errors: P(Bin(4, .5) <= 2) = 0.6875 > 0.5: not.
+    point = certify(risks, wrong, [0.25, 1.0], alpha=0.5, delta=1.0)
+    assert point.certified and point.threshold == 0.25
+    assert (point.released, point.errors, point.p_value) == (2, 0, pytest.approx(0.25))
+    none = certify(risks, wrong, [0.25, 1.0], alpha=0.5, delta=0.2)  # level 0.1 < 0.25
+    assert not none.certified and none.released == 0 and none.threshold == 0.0
+
+
+def test_calibration_part_is_a_stable_third() -> None:
+    ids = [f"q{i}" for i in range(3000)]
+    share = sum(is_calibration("d", i) for i in ids) / len(ids)
+    assert 0.3 < share < 0.37
+    assert [is_calibration("d", i) for i in ids] == [is_calibration("d", i) for i in ids]
+
+
+def test_fit_learns_the_signal_and_keeps_the_calibration_part_apart() -> None:
+    rng = random.Random(1)
+    recs = {
+        "a": [_item(i, rng) for i in range(120)],
+        "b": [_item(i, rng, "no") for i in range(120)],
+    }
+    model = fit_risk_model(
+        recs, RECORDED, "baseline", alpha=0.3, delta=0.1, alphas=(0.2, 0.4), c_grid=C_FEW
+    )
+    assert model.rounds == 0 and model.knowledge is None and model.feature_set == "baseline"
+    assert model.cv_auroc is not None and model.cv_auroc > 0.6
+    assert model.calibration_auroc is not None and model.calibration_auroc > 0.6
+    coef = model.standardised_coefficients()
+    assert coef["entropy"] > 0  # more entropy, more risk
+    n_cal = sum(d.n_calibration for d in model.per_dataset.values())
+    assert n_cal == sum(is_calibration(ds, r.item_id) for ds, rs in recs.items() for r in rs)
+    assert model.operating_point.n == n_cal and model.operating_point.alpha == 0.3
+    assert [p.alpha for p in model.operating_points] == [0.2, 0.4]
+    assert model.grid is not None
+    rounds = fit_risk_model(recs, RECORDED, "rounds", alpha=0.3, delta=0.1, c_grid=C_FEW)
+    assert rounds.rounds == 2 and rounds.knowledge == "retrieval"
+
+
+def _line(i: int, correct: bool, risk: float, escalated: bool, paper_escalated: bool) -> ItemLine:
+    return ItemLine(
+        id=str(i),
+        dataset="d",
+        gold="yes",
+        answer="yes" if correct else "no",
+        correct=correct,
+        signals={"entropy": risk},
+        combined=risk,
+        risk=risk,
+        status="escalated" if escalated else "released",
+        escalated=escalated,
+        paper_status="escalated" if paper_escalated else "released",
+        paper_escalated=paper_escalated,
+        paper_final=None if paper_escalated else ("yes" if correct else "no"),
+    )
+
+
+def test_headline_by_hand() -> None:
+    # Four items, two wrong; the risk rule escalates both wrong ones and one right one.
+    lines = [
+        _line(0, True, 0.1, False, True),
+        _line(1, True, 0.6, True, False),
+        _line(2, False, 0.7, True, False),
+        _line(3, False, 0.9, True, True),
+    ]
+    h = headline(lines, alpha=0.2)
+    assert h["baseline_accuracy"] == 0.5 and h["n_wrong"] == 2
+    assert h["risk_auroc"]["value"] == 1.0  # both wrong answers rank above both right ones
+    r = h["risk_rule"]
+    assert (r["escalation_rate"], r["safety_gain"], r["lift"]) == (0.75, 1.0, pytest.approx(4 / 3))
+    assert (r["released"], r["errors"], r["error_rate"]) == (1, 0, 0.0)
+    assert r["error_ci"][0] == 0.0 and r["error_ci"][1] == pytest.approx(0.975)  # 1 - 0.025
+    assert r["error_within_alpha"] is True
+    p = h["paper_rule"]
+    assert (p["escalation_rate"], p["safety_gain"], p["lift"]) == (0.5, 0.5, 1.0)
+    assert p["auto_answer_accuracy"] == 0.5 and p["degradation_rate"] == 0.0
+    assert headline(lines, 0.2) == h  # the bootstrap is seeded
+
+
+def test_item_log_round_trip_is_byte_stable(tmp_path: Path) -> None:
+    lines = [_line(0, True, 0.1, False, True), _line(1, False, 0.9, True, True)]
+    a = write_items(lines, tmp_path / "a.jsonl.gz").read_bytes()
+    b = write_items(lines, tmp_path / "b.jsonl.gz").read_bytes()
+    assert a == b and read_items(tmp_path / "a.jsonl.gz") == lines
+
+
+def _dataset(tmp_path: Path, name: str, n: int) -> str:
+    path = tmp_path / f"{name}.jsonl"
+    rows = [
+        {
+            "id": f"q{i}",
+            "question": f"Question {i}?",
+            "context": f"Context {i}.",
+            "label": "yes" if i % 2 else "no",
+        }
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return f"jsonl:{path}::yes,no"
+
+
+def _record(config: object, dataset: str, split: str, seed: int) -> None:
+    cfg = config  # a MedgateConfig
+    parts = dataset_split(dataset, cfg.data_dir)  # type: ignore[attr-defined]
+    runtime = build_runtime(cfg, dataset, parts, split, "retrieval", None, "all")  # type: ignore[arg-type]
+    store = TrajectoryStore(store_dir(cfg), runtime.spec)  # type: ignore[arg-type]
+    rng = random.Random(seed)
+    for item in parts.part(split):
+        rec = _item(0, rng, item.gold).model_copy(update={"item_id": item.id})
+        store.append(rec)
+
+
+def _recompute(results: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from scripts.recompute_results import main
+
+    code = main(["--results", str(results)])
+    return code, capsys.readouterr().out
+
+
+def test_the_pipeline_runs_on_recorded_items_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from medgate.eval import risk_eval
+
+    monkeypatch.setattr(risk_eval, "RESAMPLES", 100)  # the tables and the check alike
+    config = load_config(cache_dir=tmp_path / "cache", model="fake", data_dir=tmp_path)
+    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": 2})})
+    datasets = [_dataset(tmp_path, "a", 250), _dataset(tmp_path, "b", 250)]
+    for k, ds in enumerate(datasets):
+        _record(config, ds, "train", k)
+        _record(config, ds, "test", 10 + k)
+    res = run_risk(
+        config,
+        datasets,
+        300,
+        200,
+        ["baseline", "rounds"],
+        alpha=0.35,
+        recorded_only=True,
+        c_grid=C_FEW,
+    )
+    assert res["default"].model.feature_set == "baseline"  # 'self' knowledge: no rounds model
+    assert {m.model.feature_set for m in res["models"]} == {"baseline", "rounds"}
+    for ds in datasets:
+        h = res["tests"][ds]["headline"]
+        assert h["n"] == 50 and h["risk_auroc"]["value"] > 0.5
+    out = tmp_path / "results"
+    paths = write_item_logs(res, out)
+    assert all(p.is_file() for p in paths)
+    from medgate.eval.risk_report import write_report
+
+    readme = out / "README.md"
+    from medgate.eval.risk_report import README_BEGIN, README_END
+
+    readme.write_text(f"intro\n{README_BEGIN}\nOLD-BLOCK\n{README_END}\nrest\n")
+    write_report(res, out, readme)
+    text = readme.read_text()
+    assert "OLD-BLOCK" not in text and text.startswith("intro") and text.endswith("rest\n")
+    # The recompute script reproduces every headline figure from the item logs.
+    code, stdout = _recompute(out, capsys)
+    assert code == 0, stdout
+    assert "2 tables match" in stdout
+    table = out / f"risk_{datasets[0].replace('/', '_')}.json"
+    assert table.is_file() or any(out.glob("risk_*.json"))
+
+
+def test_the_recompute_script_catches_a_changed_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [_line(0, True, 0.1, False, True), _line(1, False, 0.9, True, True)]
+    write_items(lines, tmp_path / "items" / "d_test.jsonl.gz")
+    table = {"dataset": "d", "items": "items/d_test.jsonl.gz", "headline": headline(lines, 0.2)}
+    table["headline"]["risk_rule"]["alpha"] = 0.2
+    (tmp_path / "risk_d.json").write_text(json.dumps(table))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 0, stdout
+    # A Table 2 file written from the same recording is checked against the same items.
+    table["recording"] = {"test": "d-test-x.jsonl"}
+    (tmp_path / "risk_d.json").write_text(json.dumps(table))
+    h = table["headline"]
+    metrics = {
+        "n": 2,
+        "baseline_accuracy": h["baseline_accuracy"],
+        **{k: h["paper_rule"][k] for k in ("escalation_rate", "safety_gain")},
+        **{k: h["paper_rule"][k] for k in ("auto_answer_accuracy", "degradation_rate")},
+    }
+    aurocs = {name: a["value"] for name, a in h["signal_auroc"].items()}
+    eval_hrs = {
+        "provenance": {"recording": "d-test-x.jsonl"},
+        "metrics": metrics,
+        "selective": {"auroc": aurocs},
+    }
+    (tmp_path / "eval_hrs_d_test_n2.json").write_text(json.dumps(eval_hrs))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 0, stdout
+    eval_hrs["metrics"]["safety_gain"] = 0.25
+    (tmp_path / "eval_hrs_d_test_n2.json").write_text(json.dumps(eval_hrs))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 1 and "eval_hrs_d_test_n2.json:safety_gain" in stdout
+    (tmp_path / "eval_hrs_d_test_n2.json").unlink()
+    table["headline"]["risk_rule"]["lift"] = 3.0
+    (tmp_path / "risk_d.json").write_text(json.dumps(table))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 1 and "lift" in stdout
+
+
+def test_committed_results_are_reproduced_by_the_recompute_script(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    results = ROOT / "docs" / "results"
+    if not list(results.glob("risk_*.json")):
+        pytest.skip("no risk tables committed yet")
+    code, stdout = _recompute(results, capsys)
+    assert code == 0, stdout
+
+
+def test_hrs_config_default_rule_stays_the_papers() -> None:
+    assert HRSConfig().rule.value == "algorithm1"
+
+
+def test_eval_hrs_reports_the_risk_rule_beside_the_papers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from medgate.cli.risk import risk_beside
+    from medgate.hrs import risk
+
+    from ..risk_helpers import entropy_model
+    from .test_experiments import recording
+
+    config = load_config(cache_dir=tmp_path, model="fake:m", hrs={"max_iterations": 2})
+    rec = recording(tmp_path)
+    result: dict[str, object] = {}
+    monkeypatch.setattr(risk, "SHIPPED_DIR", tmp_path / "none")
+    assert risk_beside(config, "toy", rec, result) is None and "risk" not in result
+    monkeypatch.setattr(risk, "SHIPPED_DIR", tmp_path / "shipped")
+    model = entropy_model("fake:m", threshold=0.2)
+    risk.save_risk_model(model, tmp_path / "shipped" / risk.artifact_name("fake:m", "baseline"))
+    lines = risk_beside(config, "toy", rec, result)
+    # risk = sigmoid(8 (entropy - 0.5)): entropies 0.2, 0.3, 0.9, 0.8, 0.7 give 0.083, 0.168,
+    # 0.961, 0.917, 0.832, so a and b (risk <= 0.2) are released.
+    assert [line.risk for line in lines] == pytest.approx(
+        [0.0832, 0.1680, 0.9608, 0.9168, 0.8320], abs=1e-4
+    )
+    assert [line.escalated for line in lines] == [False, False, True, True, True]
+    h = result["risk"]
+    assert h["risk_rule"]["escalated"] == 3 and h["paper_rule"]["escalated"] == 2  # type: ignore[index]
+    assert h["risk_rule"]["errors"] == 1  # b is released and wrong  # type: ignore[index]
+    assert h["risk_model"]["threshold"] == 0.2  # type: ignore[index]
+    out = capsys.readouterr().out
+    assert "risk rule" in out and "paper rule" in out and "AUROC of risk" in out
