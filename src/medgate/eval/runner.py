@@ -199,7 +199,7 @@ def build_runtime(
     if orchestrator == "retrieval":
         index, corpus_name = corpus_index(split.train)
         orch = RetrievalOrchestrator(index, config.hrs.facts_per_iteration)
-        orch_name, orch_fp = f"retrieval:bm25:{corpus_name}", corpus_name
+        orch_name, orch_fp = f"{orch.name}:{corpus_name}", corpus_name
     elif orchestrator == "model" or orchestrator.startswith("model:"):
         spec = orchestrator.removeprefix("model:") if ":" in orchestrator else None
         spec = spec or config.orchestrator_model or config.model

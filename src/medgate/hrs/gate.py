@@ -34,7 +34,13 @@ from medgate.hrs.decision import (
 )
 from medgate.hrs.fitting import probe_within_window
 from medgate.hrs.knowledge import Fact
-from medgate.hrs.orchestrator import Action, IterationView, Orchestrator, OrchestratorStep
+from medgate.hrs.orchestrator import (
+    Action,
+    IterationView,
+    Orchestrator,
+    OrchestratorStep,
+    normal_text,
+)
 from medgate.hrs.probe import needs_of
 from medgate.hrs.rarity import RarityCentroid
 from medgate.hrs.signals import Need, SignalContext, build_signals
@@ -261,10 +267,6 @@ class HRSGate:
         )
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _withhold_injected(step: OrchestratorStep) -> OrchestratorStep:
     """The step without facts that address the model; they are kept on the step, not injected."""
     bad = [f for f in step.facts if find_injections({"fact": f.text})]
@@ -277,11 +279,11 @@ def _withhold_injected(step: OrchestratorStep) -> OrchestratorStep:
 
 def _new_facts(known: list[Fact], proposed: list[Fact]) -> list[Fact]:
     """Facts not already in the prompt (by normalised text), each once."""
-    seen = {_normal(f.text) for f in known}
+    seen = {normal_text(f.text) for f in known}
     out = []
     for f in proposed:
-        if _normal(f.text) not in seen:
-            seen.add(_normal(f.text))
+        if normal_text(f.text) not in seen:
+            seen.add(normal_text(f.text))
             out.append(f)
     return out
 

@@ -185,7 +185,11 @@ def build_orchestrator(config: MedgateConfig, pool: ModelPool) -> Orchestrator:
 class RetrievalOrchestrator:
     """Injects the best-matching passages of a local corpus not injected before.
 
-    ABSTAINs when the corpus has nothing new that matches: more iterations could only repeat.
+    A passage the case's own context already holds is never injected: it adds nothing the
+    answerer has not read, and for an evaluation item whose context is in the corpus (a
+    training item, when the corpus is built from the training split) it would make its rounds
+    unlike a test item's, whose context is not. ABSTAINs when the corpus has nothing new that
+    matches: more iterations could only repeat.
     """
 
     def __init__(self, index: BM25Index, facts_per_iteration: int = 3, max_chars: int = 400):
@@ -195,11 +199,14 @@ class RetrievalOrchestrator:
 
     @property
     def name(self) -> str:
-        return "retrieval:bm25"
+        return "retrieval:bm25-new-passages"
 
     def step(self, case: Case, history: Sequence[IterationView]) -> OrchestratorStep:
         t0 = time.perf_counter()
         used = {f.source for view in history for f in view.facts}
+        context = normal_text(case.context)
+        if context:
+            used |= {d.id for d in self.index.documents if normal_text(d.text) in context}
         hits = self.index.search(case.question, k=self.facts_per_iteration, exclude=used)
         if not hits:
             return OrchestratorStep(
@@ -214,3 +221,8 @@ class RetrievalOrchestrator:
             rationale=f"retrieved {len(facts)} passage(s) by BM25",
             seconds=time.perf_counter() - t0,
         )
+
+
+def normal_text(text: str) -> str:
+    """Lower case with runs of white space made one space, to compare passages and facts."""
+    return " ".join(text.lower().split())

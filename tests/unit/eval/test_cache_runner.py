@@ -74,6 +74,9 @@ def test_recording_is_resumable_and_replay_needs_no_calls(tmp_path: Path) -> Non
         hrs={
             "signals": ["entropy", "perplexity", "ambiguity", "token_length"],
             "max_iterations": 2,
+            # One passage a round: the toy corpus has a passage per training item, and an
+            # item's own passage is never injected into its own rounds.
+            "facts_per_iteration": 1,
         },
     )
     items = _items()

@@ -101,3 +101,19 @@ def test_small_dataset_caps_training_part() -> None:
     assert len(split.test) == 200 and len(split.train) == 300
     # 37/500 * 200 = 14.8 -> 15 "no" in test.
     assert Counter(i.gold for i in split.test)["no"] == 15
+
+
+def test_retrieval_never_injects_a_passage_of_the_cases_own_context(tmp_path: Path) -> None:
+    train = load_jsonl(write_dataset(tmp_path / "d.jsonl", rows(8)), LabelSet.YES_NO_MAYBE)
+    corpus = training_corpus(train)
+    orchestrator = RetrievalOrchestrator(BM25Index(corpus), facts_per_iteration=10)
+    # A training item asks about its own study: BM25 ranks its own passages first, yet none of
+    # them is injected, since the prompt already holds them.
+    item = train[3]
+    step = orchestrator.step(item.case(), [])
+    own = {d.id for d in corpus if d.id.startswith(f"train:{item.id}#")}
+    assert len(own) == 2 and step.facts
+    assert not own & {f.source for f in step.facts}
+    # Without the context, the same passages are new knowledge and are injected.
+    bare = item.case().model_copy(update={"context": ""})
+    assert own <= {f.source for f in orchestrator.step(bare, []).facts}
