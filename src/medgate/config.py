@@ -335,6 +335,32 @@ class CaseLogConfig(Section):
     )
 
 
+class RequestSafetyConfig(Section):
+    """The request-safety classifier in front of CareGuard's generator (docs/careguard.md)."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Score every request and refuse one scored as harmful before any model "
+        "reads it (needs the embeddings extra).",
+    )
+    screen: str = Field(
+        default="embedding",
+        description="The registered request screen (medgate.request_screens) that scores it.",
+    )
+    threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Refuse at or above this score; None: the threshold the fitted artifact "
+        "was shipped with (chosen on its validation split). A value set here wins.",
+    )
+    artifact: Path | None = Field(
+        default=None,
+        description="A fitted request-safety classifier (JSON); None: the one shipped with "
+        "medgate (`medgate fit-request-safety` refits it).",
+    )
+
+
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
@@ -377,6 +403,7 @@ class CareGuardConfig(Section):
         default=300.0, gt=0, description="An evaluator slower than this counts as failed (5)."
     )
     seed: int = Field(default=7, description="Seed passed to every model call.")
+    request_safety: RequestSafetyConfig = Field(default_factory=RequestSafetyConfig)
 
     def spec(self, role: str, default: str) -> str:
         """The model spec for ``role`` (controller, generator, sra, hra)."""
