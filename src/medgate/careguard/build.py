@@ -7,6 +7,7 @@ from medgate.careguard.evaluators import JUDGES, CareGuardJudge, Evaluators, Swi
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
+from medgate.careguard.request_safety import build_request_screen
 from medgate.careguard.triage import Controller
 from medgate.claims import build_claims_checker
 from medgate.config import MedgateConfig
@@ -56,4 +57,9 @@ def build_careguard(
     evaluators = Evaluators(judges, timeout_s=cg.evaluator_timeout_s)
     # The claims check runs with the configured record store and detector, so an invented
     # citation in a draft is unresolvable rather than support.
-    return CareGuardGate(controller, generator, evaluators, cg, build_claims_checker(config))
+    # The request screen is built first so that a missing encoder or artifact is an error here,
+    # with the fix named, not a refusal of every request later.
+    screen = build_request_screen(config)
+    return CareGuardGate(
+        controller, generator, evaluators, cg, build_claims_checker(config), screen=screen
+    )
