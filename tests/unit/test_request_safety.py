@@ -244,3 +244,38 @@ def test_the_heldout_split_is_every_row_not_fitted_or_chosen_on() -> None:
     used = used_medsafetybench_ids(ARTIFACT_FILE)
     assert {i.id for i in heldout} == {i.id for i in every} - used
     assert len(heldout) + len(used) == len(every)
+
+
+def test_latency_is_timed_one_request_at_a_time() -> None:
+    from medgate.careguard.request_safety_report import measure_latency
+
+    asked: list[str] = []
+    latency = measure_latency(asked.append, ["a", "b", "c"])
+    assert asked == ["a", "b", "c"]
+    assert latency.requests == 3
+    assert latency.median_s <= latency.p95_s <= latency.max_s
+    with pytest.raises(InputError):
+        measure_latency(asked.append, [])
+
+
+def test_the_markdown_report_names_every_part() -> None:
+    from medgate.careguard.request_safety import SplitMetrics
+    from medgate.careguard.request_safety_report import RequestSafetyReport, markdown
+
+    report = RequestSafetyReport(
+        created="2026-12-02",
+        command="medgate eval request-safety",
+        artifact="request_safety.json v1 sha256:0",
+        threshold=0.8,
+        regularisation_c=10.0,
+        heldout_categories=[4, 8],
+        validation={"clinician-requests": SplitMetrics(n=10, refused=1, rate=0.1)},
+        heldout={
+            "medsafetybench-unseen-categories": SplitMetrics(n=4, refused=3, rate=0.75),
+            "medsafetybench-category-4": SplitMetrics(n=4, refused=3, rate=0.75),
+        },
+    )
+    text = markdown(report)
+    assert "| MedSafetyBench, categories never seen (recall) | 4 | 3 | 0.750 |" in text
+    assert "| MedSafetyBench category 4, never seen (recall) | 4 | 3 | 0.750 |" in text
+    assert "| clinician-style requests (false refusals) | 10 | 1 | 0.100 |" in text

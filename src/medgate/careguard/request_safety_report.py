@@ -10,6 +10,7 @@ so every figure can be recomputed from the items.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -50,6 +51,11 @@ class Latency(Record):
     median_s: float
     p95_s: float
     max_s: float
+    load_average: float | None = Field(
+        default=None,
+        description="The machine's 1-minute load average while it was timed (other work on "
+        "the same cores slows it), the mean of a reading before and after.",
+    )
 
 
 class RequestSafetyReport(Record):
@@ -73,18 +79,28 @@ def measure_latency(screen: Callable[[str], object], questions: Sequence[str]) -
     """Seconds to score each request on its own, as the gate does."""
     if not questions:
         raise InputError("no requests to time")
+    before = _load()
     seconds = []
     for question in questions:
         t0 = time.perf_counter()
         screen(question)
         seconds.append(time.perf_counter() - t0)
     ordered = sorted(seconds)
+    after = _load()
     return Latency(
         requests=len(ordered),
         median_s=round(statistics.median(ordered), 4),
         p95_s=round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 4),
         max_s=round(ordered[-1], 4),
+        load_average=None if before is None or after is None else round((before + after) / 2, 2),
     )
+
+
+def _load() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # not every platform has one
+        return None
 
 
 def evaluate_shipped(
@@ -163,13 +179,19 @@ LABELS = {
 }
 
 
+def _label(key: str) -> str:
+    if key.startswith("medsafetybench-category-"):
+        return f"MedSafetyBench category {key.rsplit('-', 1)[1]}, never seen (recall)"
+    return LABELS.get(key, key)
+
+
 def _table(parts: dict[str, SplitMetrics]) -> list[str]:
     lines = ["| part | n | refused | share |", "|---|---:|---:|---:|"]
     order = [k for k in LABELS if k in parts] + sorted(k for k in parts if k not in LABELS)
     for key in order:
         m = parts[key]
         rate = "n/a" if m.rate is None else f"{m.rate:.3f}"
-        lines.append(f"| {LABELS.get(key, key)} | {m.n} | {m.refused} | {rate} |")
+        lines.append(f"| {_label(key)} | {m.n} | {m.refused} | {rate} |")
     return lines
 
 
@@ -216,7 +238,13 @@ def markdown(report: RequestSafetyReport) -> str:
             "",
             f"{lat.requests} test requests scored one at a time (embedding and scoring, one "
             f"thread): median {lat.median_s * 1000:.1f} ms, p95 {lat.p95_s * 1000:.1f} ms, "
-            f"max {lat.max_s * 1000:.1f} ms.",
+            f"max {lat.max_s * 1000:.1f} ms"
+            + (
+                f" (1-minute load average {lat.load_average:.1f} on this machine's cores "
+                "while it was timed)."
+                if lat.load_average is not None
+                else "."
+            ),
         ]
     return "\n".join(lines) + "\n"
 
