@@ -13,10 +13,14 @@ setup: $(STAMP)
 # The environment comes from the lock, so every machine installs the same releases; medgate
 # itself is installed after it, without resolving anything again.
 # llama-cpp-python builds from source (about 9 minutes on 2 cores); pip caches the wheel after.
+# It is built for the vector extensions the CPU lists but never for AMX (scripts/llama-cmake-args
+# says why: a native build crashes on virtual machines that list AMX without enabling it).
+LLAMA_CMAKE_ARGS ?= $(shell scripts/llama-cmake-args)
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet --require-hashes -r $(LOCK)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(BIN)/pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 

@@ -76,6 +76,17 @@ class Completion(Record):
     label_mass: FiniteFloat | None = Field(
         default=None, description="Raw probability mass the labels had before renormalising."
     )
+    opening_label_probs: dict[str, FiniteFloat] | None = Field(
+        default=None,
+        description=(
+            "Renormalised label distribution at the first generated token (the same for every "
+            "continuation of a prompt): small models often open their reasoning with the "
+            "verdict word, so this is where they commit. None where the backend cannot read it."
+        ),
+    )
+    opening_label_mass: FiniteFloat | None = Field(
+        default=None, description="Raw probability mass the labels had at the first token."
+    )
     prompt_tokens: int = 0
     seconds: float = 0.0
 

@@ -277,23 +277,33 @@ class LlamaCppModel:
         seconds = time.perf_counter() - t0
         out = []
         for p, r in zip(params, results, strict=True):
-            label_probs = label_mass = None
+            label_probs = label_mass = opening_probs = opening_mass = None
             if p.answer_slot is not None and r.final_logprobs is not None:
-                probs = np.exp(r.final_logprobs)
-                ids = self._label_ids(p.answer_slot.labels)
-                raw = {label: float(probs[i].sum()) for label, i in ids.items()}
-                label_probs, label_mass = renormalise(raw), float(sum(raw.values()))
+                labels = p.answer_slot.labels
+                label_probs, label_mass = self._label_reading(r.final_logprobs, labels)
+                opening_probs, opening_mass = self._label_reading(r.opening_logprobs, labels)
             out.append(
                 Completion(
                     text=r.text,
                     token_logprobs=r.logprobs,
                     label_probs=label_probs,
                     label_mass=label_mass,
+                    opening_label_probs=opening_probs,
+                    opening_label_mass=opening_mass,
                     prompt_tokens=len(prompt),
                     seconds=seconds,
                 )
             )
         return out
+
+    def _label_reading(
+        self, logprobs: npt.NDArray[np.float64], labels: tuple[str, ...]
+    ) -> tuple[dict[str, float], float]:
+        """The renormalised label distribution in one next-token distribution, and the raw
+        mass the labels' surface forms had in it."""
+        probs = np.exp(logprobs)
+        raw = {label: float(probs[i].sum()) for label, i in self._label_ids(labels).items()}
+        return renormalise(raw), float(sum(raw.values()))
 
     def embed(self, text: str) -> list[float]:
         with self._lock:

@@ -62,6 +62,8 @@ class ContinuationResult:
     text: str
     final_logprobs: FloatArray | None
     """Log-probabilities of the next token after the cue (None without a cue)."""
+    opening_logprobs: FloatArray
+    """Log-probabilities of the first generated token, before any token is forbidden."""
 
 
 @dataclass
@@ -189,8 +191,9 @@ class Engine:
         finally:
             for st in states:
                 self._lib.llama_memory_seq_rm(self._mem, st.seq, -1, -1)
+        opening = log_softmax(logits)
         return [
-            ContinuationResult(st.tokens, st.logprobs, st.text, final)
+            ContinuationResult(st.tokens, st.logprobs, st.text, final, opening)
             for st, final in zip(states, finals, strict=True)
         ]
 

@@ -1,9 +1,9 @@
 """One pass of the answering model that collects what the enabled signals need.
 
 The greedy run gives the answer, its distribution and the reasoning; the ambiguity samples are
-continuations of the same prompt at a low temperature with fixed seeds, asked for together so a
-backend can decode them in parallel from the prompt's cached state; the embedding is of the
-question alone.
+continuations of the same prompt at a low temperature with fixed seeds. All of them are asked for
+in one batch, so a backend can decode them in parallel from the prompt's cached state; the
+embedding is of the question alone.
 """
 
 from __future__ import annotations
@@ -48,9 +48,21 @@ def probe(
         stop=REASONING_STOPS,
         answer_slot=slot,
     )
+    sample_params = (
+        [
+            base.model_copy(
+                update={"temperature": cfg.sample_temperature, "seed": cfg.seed + seed_offset + i}
+            )
+            for i in range(cfg.samples)
+        ]
+        if Need.SAMPLES in needs
+        else []
+    )
     timings: list[Timing] = []
     t0 = time.perf_counter()
-    greedy = model.complete(messages, base)
+    # The greedy answer and the samples continue one prompt: decoded together, they cost about
+    # one continuation, so the "answer" timing includes the samples.
+    greedy, *samples = model.complete_batch(messages, [base, *sample_params])
     timings.append(Timing(stage="answer", seconds=time.perf_counter() - t0))
     if not greedy.label_probs:
         raise ModelError("the answerer gave no distribution at the answer slot")
@@ -58,26 +70,19 @@ def probe(
         answer=_top(greedy.label_probs),
         distribution=greedy.label_probs,
         label_mass=greedy.label_mass,
+        opening_distribution=greedy.opening_label_probs,
+        opening_label_mass=greedy.opening_label_mass,
         reasoning=greedy.text.strip(),
         reasoning_logprobs=greedy.token_logprobs,
         prompt_tokens=greedy.prompt_tokens,
         generated_tokens=greedy.n_tokens,
     )
-    if Need.SAMPLES in needs:
-        t0 = time.perf_counter()
-        sample_params = [
-            base.model_copy(
-                update={"temperature": cfg.sample_temperature, "seed": cfg.seed + seed_offset + i}
-            )
-            for i in range(cfg.samples)
-        ]
-        for sample in model.complete_batch(messages, sample_params):
-            if not sample.label_probs:
-                raise ModelError("an ambiguity sample gave no distribution at the answer slot")
-            run.sample_distributions.append(sample.label_probs)
-            run.sample_answers.append(_top(sample.label_probs))
-            run.generated_tokens += sample.n_tokens
-        timings.append(Timing(stage="samples", seconds=time.perf_counter() - t0))
+    for sample in samples:
+        if not sample.label_probs:
+            raise ModelError("an ambiguity sample gave no distribution at the answer slot")
+        run.sample_distributions.append(sample.label_probs)
+        run.sample_answers.append(_top(sample.label_probs))
+        run.generated_tokens += sample.n_tokens
     if Need.EMBEDDING in needs:
         t0 = time.perf_counter()
         run.question_embedding = model.embed(case.question)

@@ -28,10 +28,12 @@ def answerer_messages(case: Case, knowledge: Sequence[Fact] = ()) -> list[ChatMe
     parts = []
     if case.context.strip():
         parts.append(f"Context:\n{case.context.strip()}")
+    parts.append(f"Question: {case.question}")
+    # After the question, so every round's prompt extends the baseline's: a backend that keeps
+    # the prompt's computed state reads only the new facts.
     if knowledge:
         facts = "\n".join(f"- {f.text} [{f.source}]" for f in knowledge)
         parts.append(f"Additional clinical knowledge:\n{facts}")
-    parts.append(f"Question: {case.question}")
     return [
         ChatMessage(role="system", content=system),
         ChatMessage(role="user", content="\n\n".join(parts)),

@@ -39,6 +39,16 @@ class ModelRun(Record):
     label_mass: float | None = Field(
         default=None, description="Probability the model put on any label before renormalising."
     )
+    opening_distribution: dict[str, float] | None = Field(
+        default=None,
+        description=(
+            "Label distribution at the first token of the reasoning, where small models often "
+            "write their verdict; None where the backend cannot read it."
+        ),
+    )
+    opening_label_mass: float | None = Field(
+        default=None, description="Probability the labels had at the first token."
+    )
     reasoning: str = Field(default="", description="The reasoning written before the answer.")
     reasoning_logprobs: list[float] = Field(default_factory=list)
     sample_distributions: list[dict[str, float]] = Field(
