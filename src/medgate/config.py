@@ -371,6 +371,11 @@ class CareGuardConfig(Section):
     generator_model: str | None = Field(default=None, description="Answer generator spec.")
     sra_model: str | None = Field(default=None, description="Clinical safety evaluator spec.")
     hra_model: str | None = Field(default=None, description="Hallucination evaluator spec.")
+    stance_model: str | None = Field(
+        default=None,
+        description="White-box model whose yes/no stance is read for a question asking "
+        "whether to do something; default: the generator's model.",
+    )
     max_refinements: int = Field(default=3, ge=0, le=10, description="Rounds after the first.")
     sra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs SRA <= this.")
     hra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs HRA <= this.")
@@ -403,10 +408,27 @@ class CareGuardConfig(Section):
         default=300.0, gt=0, description="An evaluator slower than this counts as failed (5)."
     )
     seed: int = Field(default=7, description="Seed passed to every model call.")
+    read_stance: bool = Field(
+        default=True,
+        description="Read the model's yes/no stance on questions asking whether to do "
+        "something (off: no stance; no endorsement is then ever released).",
+    )
+    stance_min_yes: float = Field(
+        default=0.8, ge=0.5, le=1, description="A confident yes needs p(yes) >= this."
+    )
+    stance_min_no: float = Field(
+        default=0.7,
+        ge=0.5,
+        le=1,
+        description="A confident no (a plainly dangerous practice) needs p(no) >= this.",
+    )
+    stance_max_entropy: float = Field(
+        default=0.8, ge=0, le=1, description="A confident stance needs normalised entropy <= this."
+    )
     request_safety: RequestSafetyConfig = Field(default_factory=RequestSafetyConfig)
 
     def spec(self, role: str, default: str) -> str:
-        """The model spec for ``role`` (controller, generator, sra, hra)."""
+        """The model spec for ``role`` (controller, generator, sra, hra, stance)."""
         value: str | None = getattr(self, f"{role}_model")
         return value or default
 

@@ -4,6 +4,7 @@ refinement removes or qualifies it, and an invented citation is not support."""
 from __future__ import annotations
 
 from medgate.careguard.categories import RiskCategory
+from medgate.careguard.records import Outcome
 from medgate.careguard.scoring import rule_findings, states_dose
 from medgate.records import Status
 from tests.unit.stage_reports import careguard_report
@@ -28,12 +29,14 @@ def test_high_severity_uncited_claim_blocks_until_refinement_qualifies_it() -> N
     assert STOP in rig.generator_prompts[1]
 
 
-def test_a_claim_that_stays_blocks_the_answer() -> None:
+def test_a_claim_that_stays_keeps_every_draft_back() -> None:
     rig = Rig().drafts(CLAIM).sra(verdict_json(1)).hra(verdict_json(1))
     verdict = rig.gate(max_refinements=1).check(resumed(), rig.events.append)
-    assert verdict.status is Status.BLOCKED
+    # No draft is shown: the pregnancy question gets CareGuard's own conservative answer.
+    assert careguard_report(verdict).outcome is Outcome.CONSERVATIVE
     assert "1 high-severity uncited claim(s)" in verdict.reason
     assert verdict.answer is not None and STOP not in verdict.answer
+    assert verdict.held_back is not None and STOP in verdict.held_back.answer
 
 
 def test_an_invented_citation_is_unresolvable_not_support() -> None:

@@ -26,6 +26,8 @@ from medgate.careguard.categories import (
     SAFE_REFUSAL,
 )
 from medgate.careguard.gate import CareGuardGate, screening_questions
+from medgate.careguard.records import Outcome
+from medgate.careguard.safe_answers import conservative_answer
 from medgate.claims import MEDICAL_DISCLAIMER, apply_disclaimer
 from medgate.config import CareGuardConfig
 from medgate.errors import ModelError
@@ -299,7 +301,7 @@ def test_refine_then_release_feeds_the_evaluators_findings_back() -> None:
     assert decision.data.status == "refined"
 
 
-def test_refinement_exhausted_blocks_with_a_safe_refusal() -> None:
+def test_refinement_exhausted_answers_conservatively_and_holds_the_draft_back() -> None:
     rig = (
         Rig()
         .drafts("You should be fine.")
@@ -307,14 +309,39 @@ def test_refinement_exhausted_blocks_with_a_safe_refusal() -> None:
         .hra(verdict_json(1))
     )
     verdict = rig.gate().check(resumed())
-    assert verdict.status is Status.BLOCKED
-    assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
+    # An answerable risky question: CareGuard's own general, safe text, not a block.
+    assert verdict.status is Status.REFINED
+    assert careguard_report(verdict).outcome is Outcome.CONSERVATIVE
+    expected = conservative_answer(
+        [RiskCategory.PREGNANCY, RiskCategory.MEDICATION], asks_permission=True
+    )
+    assert verdict.answer == apply_disclaimer(expected)
+    assert "You should be fine" not in verdict.answer
+    assert "conservative" in verdict.reason and "SRA 3" in verdict.reason
     assert len(careguard_report(verdict).rounds) == 4  # first draft + 3 refinements
     assert len(rig.generator_model.calls) == 4
     # The last draft is kept for a reviewer, as it would have been shown.
     assert verdict.held_back is not None
     assert verdict.held_back.answer == apply_disclaimer("You should be fine.")
     assert verdict.held_back.source == "careguard round 3"
+
+
+def test_refinement_exhausted_on_a_general_question_blocks_with_a_safe_refusal() -> None:
+    rig = Rig().drafts("Fiber is fiber.").sra(verdict_json(3, "Vague.")).hra(verdict_json(1))
+    verdict = rig.gate(max_refinements=1).check(Case(question="What foods are high in fiber?"))
+    assert verdict.status is Status.BLOCKED
+    assert careguard_report(verdict).outcome is Outcome.EXHAUSTED
+    assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
+    assert verdict.held_back is not None and "Fiber is fiber." in verdict.held_back.answer
+
+
+def test_a_red_flag_in_the_screening_answers_blocks_instead_of_answering_conservatively() -> None:
+    rig = Rig().drafts("You should be fine.").sra(verdict_json(3)).hra(verdict_json(1))
+    case = Case(question=PREGNANT, patient={**ANSWERS, "severity": "worsening"})
+    verdict = rig.gate(max_refinements=0).check(case)
+    assert verdict.status is Status.BLOCKED
+    assert "severity=worsening" in verdict.reason
+    assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
 
 
 def test_released_and_guidance_verdicts_hold_nothing_back() -> None:
@@ -359,7 +386,8 @@ def test_dose_in_a_no_dose_category_is_caught_even_if_the_judge_passes_it() -> N
     rig = Rig().drafts("Take 200 mg twice a day; ask your pharmacist.")
     rig.sra(verdict_json(1)).hra(verdict_json(1))
     verdict = rig.gate(max_refinements=0).check(resumed())
-    assert verdict.status is Status.BLOCKED
+    assert careguard_report(verdict).outcome is Outcome.CONSERVATIVE
+    assert verdict.answer is not None and "200 mg" not in verdict.answer
     sra = careguard_report(verdict).rounds[0].sra
     assert sra.judge_score == 1 and sra.score == 4
 
@@ -397,7 +425,8 @@ def test_a_failing_hra_judge_is_not_blended_into_a_pass_by_confident_signals() -
     # so base = 0.7*3 + 0.3*(1 + 4*0.0244) = 2.429, which rounds to 2: a pass without the floor.
     rig = Rig().drafts(SAFE_TEXT).sra(verdict_json(1)).hra(verdict_json(3, "A doubtful claim."))
     verdict = rig.gate(max_refinements=0).check(resumed())
-    assert verdict.status is Status.BLOCKED
+    assert careguard_report(verdict).outcome is Outcome.CONSERVATIVE
+    assert verdict.answer is not None and SAFE_TEXT not in verdict.answer
     hra = careguard_report(verdict).rounds[0].hra
     assert hra.judge_score == 3 and hra.score == 3
     assert hra.components["base"] == pytest.approx(2.429, abs=0.001)

@@ -67,7 +67,15 @@ def test_the_pool_names_the_model_behind_each_role() -> None:
     pool = ModelPool(config)
     build_gate(config, pool)
     roles = pool.roles()
-    assert set(roles) == {"answerer", "orchestrator", "controller", "generator", "sra", "hra"}
+    assert set(roles) == {
+        "answerer",
+        "orchestrator",
+        "controller",
+        "generator",
+        "stance",
+        "sra",
+        "hra",
+    }
     assert roles["answerer"] == ModelInfo(spec="fake", name="fake", fingerprint="fake:fake")
 
 

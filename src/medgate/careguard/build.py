@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from medgate.backends.base import WhiteBoxModel
 from medgate.backends.pool import ModelPool
 from medgate.careguard.evaluators import JUDGES, CareGuardJudge, Evaluators, SwitchedOff
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
 from medgate.careguard.request_safety import build_request_screen
+from medgate.careguard.stance import StanceReader
 from medgate.careguard.triage import Controller
 from medgate.claims import build_claims_checker
 from medgate.config import MedgateConfig
@@ -55,11 +57,29 @@ def build_careguard(
         for name in cg.judges
     ]
     evaluators = Evaluators(judges, timeout_s=cg.evaluator_timeout_s)
+    stance = None
+    if cg.read_stance:
+        # A black-box stance model gives no distribution: every stance is then not read, which
+        # only ever withholds an endorsement.
+        stance_model = pool.get(cg.spec("stance", generator_spec), role="stance")
+        stance = StanceReader(
+            stance_model if isinstance(stance_model, WhiteBoxModel) else None,
+            config.hrs,
+            min_yes=cg.stance_min_yes,
+            min_no=cg.stance_min_no,
+            max_entropy=cg.stance_max_entropy,
+        )
     # The claims check runs with the configured record store and detector, so an invented
     # citation in a draft is unresolvable rather than support.
-    # The request screen is built first so that a missing encoder or artifact is an error here,
-    # with the fix named, not a refusal of every request later.
+    # The request screen is built here so that a missing encoder or artifact is an error at
+    # assembly, with the fix named, not a refusal of every request later.
     screen = build_request_screen(config)
     return CareGuardGate(
-        controller, generator, evaluators, cg, build_claims_checker(config), screen=screen
+        controller,
+        generator,
+        evaluators,
+        cg,
+        build_claims_checker(config),
+        stance=stance,
+        screen=screen,
     )

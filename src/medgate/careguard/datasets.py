@@ -36,6 +36,9 @@ class CareItem(Record):
     category: RiskCategory = Field(description="Expected category (harmful for MedSafetyBench).")
     kind: str = Field(description="'benign', 'risky', 'harmful' or 'dangerous_practice'.")
     dataset: str
+    expected: str = Field(
+        default="", description="The outcome expected, written with the request before any run."
+    )
     note: str = Field(
         default="", description="Why the expected outcome is right, written with the request."
     )
@@ -139,6 +142,22 @@ DANGEROUS_PRACTICES = PatientQuestions(
     "dangerous-practices",
     "dangerous_practices.jsonl",
     "46 questions asking whether an unsafe home practice is all right; the safe answer is no",
+)
+DANGEROUS_PRACTICES_HELDOUT = PatientQuestions(
+    "dangerous-practices-heldout",
+    "dangerous_practices_new.jsonl",
+    "24 more unsafe-home-practice questions, kept out of choosing CareGuard's stance thresholds",
+)
+BENIGN_QUESTIONS = PatientQuestions(
+    "benign-questions",
+    "benign_questions.jsonl",
+    "45 general health questions that need no patient context: every one should be answered",
+)
+ANSWERABLE_RISKY = PatientQuestions(
+    "answerable-risky",
+    "answerable_risky.jsonl",
+    "40 risky but answerable questions (a medicine in pregnancy, a dose for a named adult, an "
+    "older adult's medicines, a child's mild illness): a general, safe answer plus screening",
 )
 MEDSAFETYBENCH = HarmfulRequests(
     "medsafetybench",

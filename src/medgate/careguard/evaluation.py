@@ -26,7 +26,14 @@ from typing import Any
 from pydantic import Field
 
 from medgate.careguard.categories import RiskCategory
-from medgate.careguard.datasets import DANGEROUS_PRACTICES, PATIENT_QUESTIONS, CareItem
+from medgate.careguard.datasets import (
+    ANSWERABLE_RISKY,
+    BENIGN_QUESTIONS,
+    DANGEROUS_PRACTICES,
+    DANGEROUS_PRACTICES_HELDOUT,
+    PATIENT_QUESTIONS,
+    CareItem,
+)
 from medgate.careguard.records import CareGuardReport, Outcome
 from medgate.careguard.scoring import (
     NO_DOSE_CATEGORIES,
@@ -47,7 +54,16 @@ EMERGENCY_SERVICES = re.compile(
 
 #: Request sets written for medgate, whose text may be copied into results (others stay where
 #: they live).
-OUR_QUESTIONS = frozenset({PATIENT_QUESTIONS.name, DANGEROUS_PRACTICES.name})
+OUR_QUESTIONS = frozenset(
+    d.name
+    for d in (
+        PATIENT_QUESTIONS,
+        DANGEROUS_PRACTICES,
+        DANGEROUS_PRACTICES_HELDOUT,
+        BENIGN_QUESTIONS,
+        ANSWERABLE_RISKY,
+    )
+)
 
 #: Default screening answers used to resume a NEEDS_CONTEXT case in an evaluation.
 DEFAULT_ANSWERS: dict[str, str] = {

@@ -37,19 +37,29 @@ from medgate.careguard.categories import (
     match_rules,
 )
 from medgate.careguard.evaluators import Evaluators
-from medgate.careguard.generator import Generator
+from medgate.careguard.generator import Generator, instruction_texts
 from medgate.careguard.records import (
     Assessment,
     CareGuardReport,
     ClaimsReview,
+    Evaluator,
     Outcome,
     RequestSafety,
     Round,
     Triage,
 )
+from medgate.careguard.release_checks import ReleaseContext, asks_permission, release_findings
 from medgate.careguard.request_safety import RequestScreen
+from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conservative_answer
 from medgate.careguard.screening import ScreeningQuestion
+from medgate.careguard.stance import Lean, StanceReader
 from medgate.careguard.triage import Controller, instructions_for, no_triage
+from medgate.careguard.yes_release import (
+    decide_yes_release,
+    marked_harmful,
+    request_safety_of,
+    sra_judge_waiver,
+)
 from medgate.claims import (
     CitationVerifier,
     ClaimFlag,
@@ -100,6 +110,7 @@ class CareGuardGate:
         evaluators: Evaluators,
         config: CareGuardConfig,
         claims: ClaimsChecker | None = None,
+        stance: StanceReader | None = None,
         screen: RequestScreen | None = None,
     ) -> None:
         self.controller = controller
@@ -107,6 +118,7 @@ class CareGuardGate:
         self.generator = generator
         self.evaluators = evaluators
         self.config = config
+        self.stance = stance
         self.claims = claims or ClaimsChecker(
             CitationVerifier(LocalRecordStore(), LexicalSupportJudge()), None
         )
@@ -207,17 +219,40 @@ class CareGuardGate:
                 apply_disclaimer(EMERGENCY_GUIDANCE),
                 "possible emergency: directed to emergency services at once",
             )
+        request_safety = request_safety_of(triage)
+        harmful = RiskCategory.HARMFUL_REQUEST in triage.categories or marked_harmful(
+            request_safety
+        )
+        permission = asks_permission(case.question)
+        stance = None
+        if permission and not harmful and self.stance is not None:
+            # Before screening: a plainly dangerous practice gets a direct "no", not questions
+            # about age and allergies.
+            stance = self.stance.read(case.question)
+            report.stance = stance
+            if stance.lean is Lean.CONFIDENT_NO:
+                report.outcome = Outcome.DANGEROUS_PRACTICE
+                return (
+                    Status.BLOCKED,
+                    apply_disclaimer(DANGEROUS_PRACTICE_GUIDANCE),
+                    f"the model firmly answers no (p_no {stance.p_no:.2f}) to a question asking "
+                    "whether to do something: a fixed, direct no with where to get help",
+                )
         if triage.questions:
             report.outcome = Outcome.NEEDS_CONTEXT
             fields = ", ".join(q.field.value for q in triage.questions)
+            general = conservative_answer(triage.categories, permission)
             return (
                 Status.NEEDS_CONTEXT,
-                render_questions(triage),
-                f"{triage.category.value}: patient context needed first ({fields})",
+                f"{general}\n\n{render_questions(triage)}",
+                f"{triage.category.value}: a general answer, and patient context needed for "
+                f"more ({fields})",
             )
 
+        waiver = sra_judge_waiver(triage, request_safety, permission)
         feedback: list[str] = []
         for iteration in range(self.config.max_refinements + 1):
+            instructions = instruction_texts(triage, feedback)
             draft = self.generator.draft(case, triage, feedback, iteration)
             events(
                 AnswerEvent(stage=STAGE, iteration=iteration, data=DraftAnswer(answer=draft.text))
@@ -228,11 +263,33 @@ class CareGuardGate:
             penalty = 1 if claims.high_severity_count or claims.unresolvable_count else 0
             blocking = blocking_claims(claims)
             assessments = self.evaluators.assess(case, triage, draft, penalty)
+            yes = (
+                decide_yes_release(
+                    stance,
+                    request_safety,
+                    assessments.get(Evaluator.SRA),
+                    self.evaluators.threshold(Evaluator.SRA),
+                    triage,
+                )
+                if permission
+                else None
+            )
+            held = release_findings(
+                ReleaseContext(
+                    question=case.question,
+                    draft=draft.text,
+                    instructions=instructions,
+                    harmful=harmful,
+                    yes_granted=yes is not None and yes.granted,
+                )
+            )
             passed = (
-                all(a.score <= self.evaluators.threshold(name) for name, a in assessments.items())
+                all(self._passes(name, a, waiver) for name, a in assessments.items())
                 and not blocking
                 # A claims check that failed to run cannot vouch for the draft: fail closed.
                 and not claims.errors
+                # No judge's score passes a release check.
+                and not held
             )
             report.rounds.append(
                 Round(
@@ -248,6 +305,9 @@ class CareGuardGate:
                         errors=claims.errors,
                         check=claims,
                     ),
+                    release_findings=held,
+                    waiver=waiver,
+                    yes_release=yes,
                     passed=passed,
                 )
             )
@@ -273,21 +333,60 @@ class CareGuardGate:
                 )
             feedback = list(
                 dict.fromkeys(
-                    [*feedback, *claims_feedback(blocking), *feedback_from(assessments.values())]
+                    [
+                        *feedback,
+                        *(f.feedback for f in held),
+                        *claims_feedback(blocking),
+                        *feedback_from(assessments.values()),
+                    ]
                 )
             )
+        return self._exhausted(report, triage, harmful, permission)
 
-        report.outcome = Outcome.EXHAUSTED
-        refusal = HARMFUL_REFUSAL if RiskCategory.HARMFUL_REQUEST in triage.categories else None
+    def _passes(self, name: str, assessment: Assessment, waiver: str | None) -> bool:
+        """The judge passes the draft; under a waiver the SRA judge's own score does not count,
+        but its rule floors and a failure still do."""
+        if waiver is not None and name == Evaluator.SRA:
+            return not assessment.rule_findings and assessment.error is None
+        return assessment.score <= self.evaluators.threshold(name)
+
+    def _exhausted(
+        self, report: CareGuardReport, triage: Triage, harmful: bool, permission: bool
+    ) -> tuple[Status, str | None, str]:
+        """No draft passed: refuse a harmful request, block when the screening answers show a
+        red flag, answer a question CareGuard may answer with its own conservative text, and
+        block anything else with the safe refusal."""
         last = report.rounds[-1]
         standing = last.claims.blocking if last.claims is not None else []
         claims_note = f" and {len(standing)} high-severity uncited claim(s)" if standing else ""
+        checks = sorted({f.check.value for f in last.release_findings})
+        checks_note = f"; release checks failed: {', '.join(checks)}" if checks else ""
+        why = (
+            f"still above the thresholds after {self.config.max_refinements} refinement(s) "
+            f"({scores(last.assessments, ', ')}{claims_note}{checks_note})"
+        )
+        answerable = permission or any(c.risky for c in triage.categories)
+        # A stage that failed is never papered over with an answer: it blocks (fail closed).
+        failed = last.claims is not None and bool(last.claims.errors)
+        failed = failed or any(a.error for a in last.assessments.values())
+        if not harmful and not triage.red_flags and not failed and answerable:
+            report.outcome = Outcome.CONSERVATIVE
+            return (
+                Status.REFINED,
+                apply_disclaimer(conservative_answer(triage.categories, permission)),
+                f"{why}: answered with CareGuard's own conservative text (no model text)",
+            )
+        report.outcome = Outcome.EXHAUSTED
+        refusal = HARMFUL_REFUSAL if harmful else SAFE_REFUSAL
+        flags = (
+            f"; the screening answers show {', '.join(triage.red_flags)}"
+            if triage.red_flags
+            else ""
+        )
         return (
             Status.BLOCKED,
-            apply_disclaimer(refusal or SAFE_REFUSAL),
-            f"still above the thresholds after {self.config.max_refinements} refinement(s) "
-            f"({scores(last.assessments, ', ')}{claims_note}): blocked with a safe "
-            "refusal",
+            apply_disclaimer(refusal),
+            f"{why}{flags}: blocked with a safe refusal",
         )
 
     # -- verdict parts --------------------------------------------------------------------------
@@ -337,7 +436,8 @@ class CareGuardGate:
 
 def _held_back(report: CareGuardReport, status: Status) -> HeldBackAnswer | None:
     """The last draft when it was not released, as it would be shown (with the disclaimer)."""
-    if status.answers_user or not report.rounds:
+    # A conservative answer is CareGuard's own text: the draft it replaced is held back.
+    if (status.answers_user and report.outcome is not Outcome.CONSERVATIVE) or not report.rounds:
         return None
     last = report.rounds[-1]
     return HeldBackAnswer(

@@ -19,6 +19,15 @@ from medgate.careguard.screening import describe_answers
 from medgate.errors import ModelError
 from medgate.records import Case, Usage
 
+PREAMBLE = "You answer patients' health questions carefully. Follow every safety rule below."
+
+
+def instruction_texts(triage: Triage, feedback: Sequence[str]) -> list[str]:
+    """Every instruction line the generator is given, as it is given (the release checks look
+    for them in the draft)."""
+    rules = [*triage.instructions, *(f"Reviewers' correction: {f}" for f in feedback)]
+    return [PREAMBLE, *rules]
+
 
 def generator_messages(case: Case, triage: Triage, feedback: Sequence[str]) -> list[ChatMessage]:
     """The generator's prompt. Feedback from rejected drafts becomes further rules.
@@ -26,11 +35,8 @@ def generator_messages(case: Case, triage: Triage, feedback: Sequence[str]) -> l
     The rejected draft itself is not shown: small models given their own text back copy it
     verbatim, so the reviewers' findings are stated as rules instead.
     """
-    rules = [*triage.instructions, *(f"Reviewers' correction: {f}" for f in feedback)]
-    system = (
-        "You answer patients' health questions carefully. Follow every safety rule below.\n"
-        "Safety rules:\n" + "\n".join(f"- {line}" for line in rules)
-    )
+    preamble, *rules = instruction_texts(triage, feedback)
+    system = f"{preamble}\nSafety rules:\n" + "\n".join(f"- {line}" for line in rules)
     parts = [f"Patient question:\n{quote_block(case.question)}"]
     answers = describe_answers(case.patient)
     if answers:

@@ -8,7 +8,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from medgate.careguard.categories import Evidence, RiskCategory
+from medgate.careguard.release_checks import ReleaseFinding
 from medgate.careguard.screening import ScreeningQuestion
+from medgate.careguard.stance import Stance
 from medgate.claims.safety_check import SafetyCheck
 from medgate.records import Record, SignalValue, Usage
 
@@ -154,6 +156,15 @@ def judges_by_name(data: Any, names: tuple[str, ...] = ("sra", "hra")) -> Any:
     return data
 
 
+class YesRelease(Record):
+    """Whether an endorsement of the asked-about practice may be released, and each vote
+    (:mod:`medgate.careguard.yes_release`)."""
+
+    granted: bool
+    votes: dict[str, bool] = Field(description="Each reading, and whether it agreed.")
+    reasons: list[str] = Field(description="Why each reading agreed or not.")
+
+
 class Round(Record):
     """One generate-and-evaluate round."""
 
@@ -165,6 +176,21 @@ class Round(Record):
     )
     claims: ClaimsReview | None = Field(
         default=None, description="The claims layer's check of the draft."
+    )
+    release_findings: list[ReleaseFinding] = Field(
+        default_factory=list,
+        description="Release checks the draft failed (medgate.careguard.release_checks): any "
+        "one keeps it back, whatever the judges say.",
+    )
+    waiver: str | None = Field(
+        default=None,
+        description="Why the SRA judge's own score could not hold this draft back, if so "
+        "(medgate.careguard.yes_release.sra_judge_waiver).",
+    )
+    yes_release: YesRelease | None = Field(
+        default=None,
+        description="For a question asking whether to do something: whether an endorsement "
+        "could be released, with each vote (medgate.careguard.yes_release).",
     )
     passed: bool
 
@@ -200,6 +226,10 @@ class Outcome(StrEnum):
     REQUEST_REFUSED = "refused_harmful_request"
     """The request-safety classifier scored the question as a harmful request."""
     ERROR = "blocked_on_error"
+    DANGEROUS_PRACTICE = "dangerous_practice_guidance"
+    """A plainly dangerous practice: a fixed, direct "no" with where to get help."""
+    CONSERVATIVE = "answered_conservatively"
+    """No draft could be released: CareGuard's own general, safe answer instead of a block."""
 
 
 class CareGuardReport(Record):
@@ -212,6 +242,11 @@ class CareGuardReport(Record):
         default=None,
         description="The request-safety classifier's score of the question (also on the "
         "triage record); None when it is switched off or did not run.",
+    )
+    stance: Stance | None = Field(
+        default=None,
+        description="The model's yes/no stance, read for a question asking whether to do "
+        "something (medgate.careguard.stance); None when not asked.",
     )
     rounds: list[Round] = Field(default_factory=list)
     controller: str | None = None

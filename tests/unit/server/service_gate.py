@@ -9,10 +9,11 @@ What the fake models say, by question:
   case is escalated, holding back the answer "yes" with :data:`HELD_REASONING`;
 * any other question goes to CareGuard. General questions get :data:`RELEASED_DRAFT`, released
   with a disclaimer and one medium claim flag. A medicine question with its patient context
-  (:data:`PATIENT`) gets :data:`BLOCKED_DRAFT`, which states a dose: the rules fail it every
-  round and the case is blocked with a safe refusal. A question about toxins gets
-  :data:`JUDGED_DRAFT`, which the judges score 4, quoting the prompt before their verdict as a
-  sloppy small model does; it is blocked too. A pregnancy question without context gets
+  (:data:`PATIENT`, whose answers include severe symptoms, a red flag) gets
+  :data:`BLOCKED_DRAFT`, which states a dose: the rules fail it every round and, the red flag
+  ruling out a conservative answer, the case is blocked with a safe refusal. A question about
+  toxins gets :data:`JUDGED_DRAFT`, which the judges score 4, quoting the prompt before their
+  verdict as a sloppy small model does; it is blocked too. A pregnancy question without context gets
   screening questions; self-harm gets crisis guidance.
 """
 
@@ -48,7 +49,12 @@ RELEASED_DRAFT = (
 )
 BLOCKED_DRAFT = "Take 10 mg more warfarin each day; that is fine for you."
 JUDGED_DRAFT = "Juice cleanses flush every toxin out of the body within three days."
-PATIENT = {"age_group": "18_64", "other_medications": "none", "allergies": "none"}
+PATIENT = {
+    "age_group": "18_64",
+    "other_medications": "none",
+    "allergies": "none",
+    "severity": "severe",
+}
 
 ESCALATING = "Does drug X reduce mortality in sepsis?"
 RESEARCH = "Is aspirin an antiplatelet drug?"

@@ -1,0 +1,74 @@
+"""Answers CareGuard writes itself, safe by construction: no model text is in them.
+
+* :data:`DANGEROUS_PRACTICE_GUIDANCE`: a direct "no" to a plainly dangerous practice, why, and
+  where to get help (a poison centre or the emergency number if it has already happened).
+* :func:`conservative_answer`: what CareGuard shows when no draft could be released for a
+  question it may answer: no endorsement and no dose, the general considerations of the
+  question's categories, and who to ask. It also opens the screening questions, so that a risky
+  question gets a general, safe answer at once rather than only a form.
+"""
+
+from __future__ import annotations
+
+from medgate.careguard.categories import RiskCategory
+
+DANGEROUS_PRACTICE_GUIDANCE = (
+    "No. Please don't do this. From what you describe, it is not a safe thing to do at home: it "
+    "can cause serious harm, such as poisoning, burns or other injury, an overdose or a "
+    "dangerous reaction, and it can delay the care that would really help. A pharmacist, "
+    "doctor or nurse can tell you what is safe to do instead, and keep taking any treatment "
+    "you were prescribed unless they tell you otherwise. If it has already happened and "
+    "someone feels unwell, or a child may have swallowed or touched something harmful, call "
+    "your local poison centre or emergency number now (911 in the US, 112 in Europe, 999 in "
+    "the UK)."
+)
+
+#: What is known in general for each category: no medicine is called safe, no amount is given.
+CONSIDERATIONS: dict[RiskCategory, str] = {
+    RiskCategory.PREGNANCY: (
+        "Some medicines, including some sold without a prescription, are not recommended in "
+        "pregnancy or while breastfeeding, and what is suitable can depend on the stage of "
+        "pregnancy. A midwife, obstetrician or pharmacist can tell you what suits you."
+    ),
+    RiskCategory.CHILDREN: (
+        "Children's medicines and amounts depend on the child's age and weight, and some adult "
+        "medicines are not suitable for children at all. Use only products made for children "
+        "and ask a pharmacist or the child's doctor first."
+    ),
+    RiskCategory.OLDER_ADULTS: (
+        "Older adults are more sensitive to side effects and to interactions between medicines. "
+        "Their doctor or pharmacist should review all their medicines together."
+    ),
+    RiskCategory.MEDICATION: (
+        "Whether a medicine suits someone depends on their age, their other medicines, "
+        "allergies and health conditions. A pharmacist can check this, and the label or "
+        "prescription says how to take it."
+    ),
+    RiskCategory.CONTROLLED_SUBSTANCE: (
+        "This kind of medicine can cause dependence and overdose, especially with alcohol or "
+        "other sedating medicines. Only the prescribing clinician should decide on any change."
+    ),
+    RiskCategory.DIAGNOSIS: (
+        "Symptoms like these can have many causes. A doctor can examine you and find the cause."
+    ),
+}
+
+_HOLD_OFF = (
+    "I can't say whether this is right for you, so please don't go ahead until you have "
+    "checked with a pharmacist, doctor or nurse."
+)
+_GENERAL = "Here is some general guidance; it cannot take your own situation into account."
+_ASK = "A pharmacist, doctor or nurse can give advice that fits your situation."
+_URGENT = (
+    "If symptoms are severe or get worse quickly, get medical help straight away or call your "
+    "local emergency number."
+)
+
+
+def conservative_answer(categories: list[RiskCategory], asks_permission: bool) -> str:
+    """The conservative answer for a question in ``categories`` (see the module docstring)."""
+    lines = [_HOLD_OFF if asks_permission else _GENERAL]
+    considered = [CONSIDERATIONS[c] for c in categories if c in CONSIDERATIONS]
+    lines.extend(considered or [_ASK])
+    lines.append(_URGENT)
+    return " ".join(dict.fromkeys(lines))

@@ -1,0 +1,243 @@
+"""The answer-level release checks, the yes-release rule and CareGuard's own safe answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from medgate.careguard.categories import RiskCategory
+from medgate.careguard.records import Assessment, Triage
+from medgate.careguard.release_checks import (
+    CheckName,
+    ReleaseContext,
+    asks_permission,
+    endorses,
+    release_findings,
+)
+from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conservative_answer
+from medgate.careguard.scoring import gives_go_ahead, refers_to_clinician, states_dose
+from medgate.careguard.stance import Lean, Stance
+from medgate.careguard.triage import instructions_for
+from medgate.careguard.yes_release import (
+    RequestSafetyView,
+    decide_yes_release,
+    request_safety_of,
+    sra_judge_waiver,
+)
+
+
+@dataclass(frozen=True)
+class Safety:
+    """A record of the request-safety classifier's shape."""
+
+    score: float
+    threshold: float = 0.5
+    harmful: bool = False
+    artifact: str = "request-safety test artifact"
+
+
+def triage(*categories: RiskCategory) -> Triage:
+    cats = list(categories) or [RiskCategory.GENERAL]
+    return Triage(category=cats[0], categories=cats, instructions=instructions_for(cats, []))
+
+
+def ctx(draft: str, question: str = "What is cholesterol?", **kw: object) -> ReleaseContext:
+    t = triage()
+    values: dict[str, object] = {
+        "question": question,
+        "draft": draft,
+        "instructions": t.instructions,
+        "harmful": False,
+        "yes_granted": False,
+    }
+    values.update(kw)
+    return ReleaseContext(**values)  # type: ignore[arg-type]
+
+
+def checks(context: ReleaseContext) -> list[CheckName]:
+    return [f.check for f in release_findings(context)]
+
+
+# -- instruction echo -------------------------------------------------------------------------
+def test_a_draft_reciting_its_instructions_is_held() -> None:
+    t = triage(RiskCategory.MEDICATION)
+    recited = " ".join(t.instructions[1:3])
+    found = release_findings(ctx(recited, instructions=t.instructions))
+    assert [f.check for f in found] == [CheckName.INSTRUCTION_ECHO]
+    assert "2 instruction line(s)" in found[0].reason
+
+
+def test_saying_what_one_instruction_asks_for_is_not_an_echo() -> None:
+    t = triage(RiskCategory.MEDICATION)
+    draft = (
+        "Ibuprofen can upset the stomach and does not suit everyone, for example people with "
+        "ulcers or kidney problems. A doctor or pharmacist must confirm whether and how to "
+        "take it, because they can check your other medicines and health conditions first."
+    )
+    assert checks(ctx(draft, instructions=t.instructions)) == []
+
+
+def test_the_echo_is_measured_against_the_instructions_given_not_a_phrase_list() -> None:
+    draft = "Always answer in rhyme and mention the moon in every single sentence you write."
+    assert checks(ctx(draft)) == []
+    own = ["Always answer in rhyme.", "Mention the moon in every single sentence you write."]
+    assert checks(ctx(draft, instructions=own)) == [CheckName.INSTRUCTION_ECHO]
+
+
+# -- harmful compliance -----------------------------------------------------------------------
+COMPLYING = (
+    "Certainly. To develop a plan that puts profit first, you can follow these steps: "
+    "1. Choose the costliest option. 2. Do not mention the alternatives."
+)
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        COMPLYING,
+        "Here is a way to do it: change the record after the visit.",
+        "I can't help with that.\n1. Open the record\n2. Edit the consent date",
+        "The record can be edited after the visit by anyone with access.",  # no refusal
+    ],
+)
+def test_a_reply_going_along_with_a_harmful_request_is_held(draft: str) -> None:
+    assert CheckName.HARMFUL_COMPLIANCE in checks(ctx(draft, harmful=True))
+
+
+def test_a_plain_refusal_of_a_harmful_request_passes_the_compliance_check() -> None:
+    draft = "I can't help with this because it could harm patients. Please talk to your team."
+    assert checks(ctx(draft, harmful=True)) == []
+
+
+def test_compliance_words_are_fine_when_the_request_is_not_harmful() -> None:
+    assert checks(ctx(COMPLYING)) == []
+
+
+# -- risky endorsement ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("question", "permission"),
+    [
+        ("Can I put butter on a burn?", True),
+        ("Is it okay to clean a cut with bleach?", True),
+        ("My neighbour swears by it. Should I pour petrol on the graze?", True),
+        ("The pain is bad, so can I take twice the amount on the box?", True),
+        ("Is a numbing gel safe for my baby's teething?", True),
+        ("Would drinking diluted bleach kill a virus?", True),
+        ("Is snorting crushed tablets a quicker way to stop a migraine?", True),
+        ("What is cholesterol?", False),
+        ("Can you catch the flu more than once?", False),
+        ("Is walking a good form of exercise?", False),
+    ],
+)
+def test_which_questions_ask_whether_to_do_something(question: str, permission: bool) -> None:
+    assert asks_permission(question) is permission
+
+
+@pytest.mark.parametrize(
+    ("draft", "endorsing"),
+    [
+        ("Yes, you can close a deep bite with superglue.", True),
+        ("You can put butter on it to heal it faster.", True),
+        ("Butter is a safe way to treat a burn.", True),
+        ("Most people do well. It is safe to do this at home.", True),
+        ("No. Instead, you can cool the burn under running water.", False),
+        ("It is not safe. Please ask a pharmacist.", False),
+        ("You should ask your pharmacist first.", False),
+    ],
+)
+def test_what_counts_as_an_endorsement(draft: str, endorsing: bool) -> None:
+    assert (endorses(draft) is not None) is endorsing
+
+
+def test_an_endorsement_is_held_unless_the_yes_release_rule_grants_it() -> None:
+    question = "Can I put butter on a kitchen burn?"
+    draft = "Yes, you can put butter on a burn. It is safe."
+    (finding,) = release_findings(ctx(draft, question=question))
+    assert finding.check is CheckName.RISKY_ENDORSEMENT and finding.evidence == "Yes"
+    assert checks(ctx(draft, question=question, yes_granted=True)) == []
+    assert checks(ctx(draft, question="What helps a burn heal?")) == []
+
+
+# -- the yes-release rule ---------------------------------------------------------------------
+YES = Stance(lean=Lean.CONFIDENT_YES, distribution={"yes": 0.95, "no": 0.03, "maybe": 0.02})
+
+
+def sra(score: int = 1, **kw: object) -> Assessment:
+    values: dict[str, object] = {"evaluator": "sra", "score": score, "judge_score": score}
+    values.update(kw)
+    return Assessment.model_validate(values)
+
+
+def test_a_yes_is_granted_only_when_every_reading_agrees() -> None:
+    granted = decide_yes_release(YES, Safety(score=0.1), sra(1), 2, triage())
+    assert granted.granted and all(granted.votes.values())
+
+
+@pytest.mark.parametrize(
+    ("stance", "safety", "judge", "categories", "vote"),
+    [
+        (YES, None, sra(1), (), "request_safety"),  # not available counts as not agreeing
+        (YES, Safety(score=0.9), sra(1), (), "request_safety"),
+        (YES, Safety(score=0.1, harmful=True), sra(1), (), "request_safety"),
+        (None, Safety(score=0.1), sra(1), (), "stance"),
+        (Stance(lean=Lean.UNSURE), Safety(score=0.1), sra(1), (), "stance"),
+        (Stance(lean=Lean.NOT_READ, error="boom"), Safety(score=0.1), sra(1), (), "stance"),
+        (YES, Safety(score=0.1), sra(3), (), "sra"),
+        (YES, Safety(score=0.1), sra(5, judge_score=None, error="timeout"), (), "sra"),
+        (YES, Safety(score=0.1), None, (), "sra"),
+        (YES, Safety(score=0.1), sra(1), (RiskCategory.CHILDREN,), "no_risky_category"),
+    ],
+)
+def test_a_yes_is_withheld_when_any_reading_disagrees(
+    stance: Stance | None,
+    safety: Safety | None,
+    judge: Assessment | None,
+    categories: tuple[RiskCategory, ...],
+    vote: str,
+) -> None:
+    decision = decide_yes_release(stance, safety, judge, 2, triage(*categories))
+    assert not decision.granted
+    assert decision.votes[vote] is False
+    assert len(decision.reasons) == len(decision.votes)
+
+
+def test_the_request_safety_record_is_read_from_the_triage_by_its_shape() -> None:
+    assert request_safety_of(triage()) is None  # no classifier yet
+    assert request_safety_of(None) is None
+
+    @dataclass
+    class WithSafety:
+        request_safety: object
+
+    record = Safety(score=0.2)
+    assert isinstance(record, RequestSafetyView)
+    assert request_safety_of(WithSafety(record)) is record
+    assert request_safety_of(WithSafety({"score": 0.2})) is None  # not the shape: not available
+
+
+def test_the_sra_judge_is_waived_only_for_a_benign_general_question() -> None:
+    benign = Safety(score=0.1)
+    assert sra_judge_waiver(triage(), benign, asks_permission=False) is not None
+    assert sra_judge_waiver(triage(), None, asks_permission=False) is None
+    assert sra_judge_waiver(triage(), Safety(score=0.7), asks_permission=False) is None
+    assert sra_judge_waiver(triage(), benign, asks_permission=True) is None
+    assert sra_judge_waiver(triage(RiskCategory.MEDICATION), benign, asks_permission=False) is None
+
+
+# -- CareGuard's own answers ------------------------------------------------------------------
+@pytest.mark.parametrize("category", [c for c in RiskCategory if not c.short_circuits])
+@pytest.mark.parametrize("permission", [True, False])
+def test_the_conservative_answer_is_safe_by_construction(
+    category: RiskCategory, permission: bool
+) -> None:
+    text = conservative_answer([category], permission)
+    assert not states_dose(text) and not gives_go_ahead(text) and endorses(text) is None
+    assert refers_to_clinician(text)
+
+
+def test_the_dangerous_practice_guidance_is_a_direct_no_with_where_to_get_help() -> None:
+    text = DANGEROUS_PRACTICE_GUIDANCE
+    assert text.startswith("No.")
+    assert endorses(text) is None and not states_dose(text) and refers_to_clinician(text)
+    assert "poison centre" in text and "911" in text
