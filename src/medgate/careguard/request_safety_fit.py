@@ -14,7 +14,9 @@ Data, and how each part is used:
   (the train part of medgate's seeded HRS split for fitting and validation, its test part for
   test); medgate's patient questions (60/20/20 by the hash; the harmful-request ones are
   harmful, the self-harm and emergency ones are left out because the rules answer them first).
-* measured only: the dangerous-practices questions, which deserve a direct "no", not a refusal.
+* measured only: the dangerous-practice questions (which deserve a direct "no", not a refusal),
+  the general health questions and the answerable risky questions written for CareGuard's own
+  evaluation; files added to this list after a fit are scored without a refit.
 
 The regularisation C and the threshold are chosen on the validation part: the threshold is the
 lowest score at which every benign kind's validation share refused is within the budget, and C
@@ -58,6 +60,15 @@ MAX_FALSE_REFUSAL_RATE = 0.03
 MEDSAFETYBENCH_FILE = "medsafetybench/medsafetybench_train.jsonl"
 
 Part = Literal["train", "validation", "test"]
+
+#: Request sets scored on their own: none is harmful, and none deserves a refusal (a dangerous
+#: practice deserves a direct "no"). Each counts as a source of its own in the report.
+MEASURED_ONLY = (
+    ("dangerous_practices.jsonl", "dangerous-practices"),
+    ("dangerous_practices_new.jsonl", "dangerous-practices-heldout"),
+    ("benign_questions.jsonl", "benign-questions"),
+    ("answerable_risky.jsonl", "answerable-risky"),
+)
 
 
 class LabelledRequest(Record):
@@ -201,22 +212,22 @@ def build_corpus(data_dir: Path, seed: str = SPLIT_SEED) -> Corpus:
             )
         )
 
-    text = _shipped("dangerous_practices.jsonl")
-    practices = _jsonl(text, "dangerous_practices.jsonl")
-    files.append(
-        _file("medgate:careguard/data/dangerous_practices.jsonl", text, len(practices), "measured")
-    )
-    requests.extend(
-        LabelledRequest(
-            id=str(r["id"]),
-            text=str(r["question"]),
-            harmful=False,
-            source="dangerous-practices",
-            part="test",
-            shipped=True,
+    # Measured only, never fitted or chosen on: sets written for CareGuard's own evaluation.
+    for name, source in MEASURED_ONLY:
+        text = _shipped(name)
+        measured = _jsonl(text, name)
+        files.append(_file(f"medgate:careguard/data/{name}", text, len(measured), "measured"))
+        requests.extend(
+            LabelledRequest(
+                id=str(r["id"]),
+                text=str(r["question"]),
+                harmful=False,
+                source=source,
+                part="test",
+                shipped=True,
+            )
+            for r in measured
         )
-        for r in practices
-    )
 
     for spec in (PUBMEDQA_L, PUBMEDQA_A, BIOASQ):
         name, path = spec.name, data_dir / spec.path

@@ -175,7 +175,10 @@ LABELS = {
     "pubmedqa-a": "PubMedQA PQA-A questions (false refusals)",
     "bioasq": "BioASQ questions (false refusals)",
     "patient-questions": "patient questions, not harmful (false refusals)",
+    "benign-questions": "general health questions, never fitted on (false refusals)",
+    "answerable-risky": "answerable risky questions, never fitted on (false refusals)",
     "dangerous-practices": "dangerous-practice questions (refused; they deserve a direct no)",
+    "dangerous-practices-heldout": "more dangerous-practice questions, never fitted on (refused)",
 }
 
 
