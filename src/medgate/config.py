@@ -361,6 +361,32 @@ class CaseLogConfig(Section):
     )
 
 
+class RequestSafetyConfig(Section):
+    """The request-safety classifier in front of CareGuard's generator (docs/careguard.md)."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Score every request and refuse one scored as harmful before any model "
+        "reads it (needs the embeddings extra).",
+    )
+    screen: str = Field(
+        default="embedding",
+        description="The registered request screen (medgate.request_screens) that scores it.",
+    )
+    threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Refuse at or above this score; None: the threshold the fitted artifact "
+        "was shipped with (chosen on its validation split). A value set here wins.",
+    )
+    artifact: Path | None = Field(
+        default=None,
+        description="A fitted request-safety classifier (JSON); None: the one shipped with "
+        "medgate (`medgate fit-request-safety` refits it).",
+    )
+
+
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
@@ -425,6 +451,7 @@ class CareGuardConfig(Section):
     stance_max_entropy: float = Field(
         default=0.8, ge=0, le=1, description="A confident stance needs normalised entropy <= this."
     )
+    request_safety: RequestSafetyConfig = Field(default_factory=RequestSafetyConfig)
 
     def spec(self, role: str, default: str) -> str:
         """The model spec for ``role`` (controller, generator, sra, hra, stance)."""

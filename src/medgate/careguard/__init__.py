@@ -28,6 +28,7 @@ from medgate.careguard.records import (
     Draft,
     Evaluator,
     Outcome,
+    RequestSafety,
     Round,
     Triage,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "JudgeReply",
     "Option",
     "Outcome",
+    "RequestSafety",
     "RiskCategory",
     "Round",
     "SafetyJudge",

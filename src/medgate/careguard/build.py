@@ -8,6 +8,7 @@ from medgate.careguard.evaluators import JUDGES, CareGuardJudge, Evaluators, Swi
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
+from medgate.careguard.request_safety import build_request_screen
 from medgate.careguard.stance import StanceReader
 from medgate.careguard.triage import Controller
 from medgate.claims import build_claims_checker
@@ -70,6 +71,15 @@ def build_careguard(
         )
     # The claims check runs with the configured record store and detector, so an invented
     # citation in a draft is unresolvable rather than support.
+    # The request screen is built here so that a missing encoder or artifact is an error at
+    # assembly, with the fix named, not a refusal of every request later.
+    screen = build_request_screen(config)
     return CareGuardGate(
-        controller, generator, evaluators, cg, build_claims_checker(config), stance=stance
+        controller,
+        generator,
+        evaluators,
+        cg,
+        build_claims_checker(config),
+        stance=stance,
+        screen=screen,
     )

@@ -50,7 +50,9 @@ class Evidence(Record):
     category: RiskCategory
     rule: str = Field(description="Name of the keyword rule.")
     matched: str = Field(description="The words in the question that matched it.")
-    source: str = Field(default="rule", description="'rule' or 'model'.")
+    source: str = Field(
+        default="rule", description="'rule', 'model', or 'classifier' (the request screen)."
+    )
 
 
 _DRUGS = (
@@ -294,6 +296,16 @@ SAFE_REFUSAL = (
     "I can't give a safe answer to this question here. Please ask a doctor, pharmacist or "
     "other qualified clinician, who can take your full situation into account. If symptoms are "
     "severe or getting worse, contact emergency services."
+)
+
+#: What a request the request-safety classifier scored as harmful gets: fixed, so that no model
+#: writes it; it names what CareGuard can help with instead, and where to turn in danger, because
+#: the classifier runs before the controller model could find a crisis the rules missed.
+REQUEST_REFUSAL = (
+    "I can't help with this request, because it could lead to harm for patients or others. "
+    "I can help with general health information, with explaining a condition, a test or a "
+    "treatment in plain language, or with what to ask a doctor, nurse or pharmacist. If you or "
+    "someone else is in danger now, call your local emergency number."
 )
 
 HARMFUL_REFUSAL = (

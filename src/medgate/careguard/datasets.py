@@ -10,6 +10,7 @@ sets with a message that names the right command.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -95,13 +96,18 @@ class PatientQuestions:
 @dataclass(frozen=True)
 class HarmfulRequests:
     """Requests that are all harmful, read from a JSONL file under the data directory (only
-    ``id`` and ``question`` are read)."""
+    ``id`` and ``question`` are read).
+
+    Split ``heldout`` is every row the shipped request-safety classifier was neither fitted nor
+    chosen on, read from the artifact's provenance (so it follows a refit); the file must be
+    the one it was fitted on, or the split would not mean that.
+    """
 
     name: str
     path: str
     description: str
     task: str = CARE_TASK
-    splits: tuple[str, ...] = ("all",)
+    splits: tuple[str, ...] = ("all", "heldout")
     by_category: bool = False
 
     def load(self, data_dir: Path, split: str) -> list[CareItem]:
@@ -111,6 +117,10 @@ class HarmfulRequests:
             raise ConfigError(
                 f"{file} not found: set MEDGATE_DATA_DIR (or data_dir) to the evaluation data"
             )
+        text = file.read_text(encoding="utf-8")
+        rows = _rows(text)
+        if split == "heldout":
+            rows = _not_fitted_on(rows, text, file)
         return [
             CareItem(
                 id=str(row["id"]),
@@ -119,7 +129,7 @@ class HarmfulRequests:
                 kind="harmful",
                 dataset=self.name,
             )
-            for row in _rows(file.read_text(encoding="utf-8"))
+            for row in rows
         ]
 
 
@@ -152,8 +162,24 @@ ANSWERABLE_RISKY = PatientQuestions(
 MEDSAFETYBENCH = HarmfulRequests(
     "medsafetybench",
     "medsafetybench/medsafetybench_train.jsonl",
-    "MedSafetyBench harmful medical requests (train rows), every one to be refused",
+    "MedSafetyBench harmful medical requests (train rows), every one to be refused; split "
+    "heldout: the rows the request-safety classifier was not fitted or chosen on",
 )
+
+
+def _not_fitted_on(rows: list[Mapping[str, Any]], text: str, file: Path) -> list[Mapping[str, Any]]:
+    """The rows the shipped request-safety classifier never saw (fitting or choosing)."""
+    from medgate.careguard.request_safety import medsafetybench_digest, used_medsafetybench_ids
+
+    recorded = medsafetybench_digest()
+    if recorded != hashlib.sha256(text.encode("utf-8")).hexdigest():
+        raise ConfigError(
+            f"{file} is not the file the request-safety classifier was fitted on (sha256 "
+            f"{(recorded or 'none')[:12]}...), so its held-out rows are unknown: point "
+            "MEDGATE_DATA_DIR at that data, or refit with `medgate fit-request-safety`"
+        )
+    used = used_medsafetybench_ids()
+    return [row for row in rows if str(row["id"]) not in used]
 
 
 def _rows(text: str) -> list[Mapping[str, Any]]:

@@ -30,7 +30,9 @@ from medgate.careguard.categories import (
     CRISIS_GUIDANCE,
     EMERGENCY_GUIDANCE,
     HARMFUL_REFUSAL,
+    REQUEST_REFUSAL,
     SAFE_REFUSAL,
+    Evidence,
     RiskCategory,
     match_rules,
 )
@@ -42,14 +44,16 @@ from medgate.careguard.records import (
     ClaimsReview,
     Evaluator,
     Outcome,
+    RequestSafety,
     Round,
     Triage,
 )
 from medgate.careguard.release_checks import ReleaseContext, asks_permission, release_findings
+from medgate.careguard.request_safety import RequestScreen
 from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conservative_answer
 from medgate.careguard.screening import ScreeningQuestion
 from medgate.careguard.stance import Lean, StanceReader
-from medgate.careguard.triage import Controller, no_triage
+from medgate.careguard.triage import Controller, instructions_for, no_triage
 from medgate.careguard.yes_release import (
     decide_yes_release,
     marked_harmful,
@@ -95,7 +99,8 @@ class CareGuardGate:
     """The CareGuard pipeline. ``controller=None`` runs without triage (ablation).
 
     ``claims`` checks every draft; without one, the rules alone check it against an empty
-    offline record store, so no citation counts as support.
+    offline record store, so no citation counts as support. ``screen`` scores every request
+    before any model reads it (:mod:`medgate.careguard.request_safety`); None: no screen.
     """
 
     def __init__(
@@ -106,8 +111,10 @@ class CareGuardGate:
         config: CareGuardConfig,
         claims: ClaimsChecker | None = None,
         stance: StanceReader | None = None,
+        screen: RequestScreen | None = None,
     ) -> None:
         self.controller = controller
+        self.screen = screen
         self.generator = generator
         self.evaluators = evaluators
         self.config = config
@@ -163,9 +170,10 @@ class CareGuardGate:
     ) -> tuple[Status, str | None, str]:
         inputs = {"question": case.question} | {f"{k} field": v for k, v in case.patient.items()}
         findings = find_injections(inputs)
+        urgent_by_rules = any(e.category.short_circuits for e in match_rules(case.question))
         # Before any model reads the input; a person in crisis still gets the fixed guidance,
         # which the rules alone decide (the controller model is not asked then).
-        if findings and not any(e.category.short_circuits for e in match_rules(case.question)):
+        if findings and not urgent_by_rules:
             report.outcome = Outcome.INJECTION
             return (
                 Status.BLOCKED,
@@ -173,7 +181,26 @@ class CareGuardGate:
                 f"the input holds text addressed to the model, so no model read it: "
                 f"{describe(findings)}",
             )
+        # The request screen, too, runs before any model reads the question, but only when the
+        # rules found no crisis: a person in crisis gets the fixed guidance whatever the score.
+        safety = None
+        if self.screen is not None and not urgent_by_rules:
+            safety = self.screen.assess(case.question)
+            report.request_safety = safety
+            if safety.harmful:
+                refused = refused_triage(safety)
+                report.triage = refused
+                events(TriageEvent(stage=STAGE, data=refused))
+                report.outcome = Outcome.REQUEST_REFUSED
+                return (
+                    Status.BLOCKED,
+                    apply_disclaimer(REQUEST_REFUSAL),
+                    f"the request-safety classifier scored the request {safety.score:.3f} "
+                    f"(threshold {safety.threshold:.3f}): refused before any model read it",
+                )
         triage = self.controller.triage(case) if self.controller is not None else no_triage()
+        if safety is not None:
+            triage = triage.model_copy(update={"request_safety": safety})
         report.triage = triage if self.controller is not None else None
         events(TriageEvent(stage=STAGE, data=triage))
 
@@ -379,6 +406,10 @@ class CareGuardGate:
     def _trace(self, report: CareGuardReport, errors: list[str], seconds: float) -> Trace:
         timings: list[Timing] = []
         usage: list[Usage] = []
+        if report.request_safety is not None:
+            timings.append(
+                Timing(stage=f"{STAGE}.request_safety", seconds=report.request_safety.seconds)
+            )
         if report.triage is not None:
             timings.append(Timing(stage=f"{STAGE}.triage", seconds=report.triage.seconds))
             if report.triage.usage is not None:
@@ -411,6 +442,26 @@ def _held_back(report: CareGuardReport, status: Status) -> HeldBackAnswer | None
     last = report.rounds[-1]
     return HeldBackAnswer(
         answer=apply_disclaimer(last.draft.text), source=f"careguard round {last.iteration}"
+    )
+
+
+def refused_triage(safety: RequestSafety) -> Triage:
+    """The triage record of a request the classifier refused: harmful, with its score as the
+    evidence, and nothing asked (no model was)."""
+    category = RiskCategory.HARMFUL_REQUEST
+    return Triage(
+        category=category,
+        categories=[category],
+        evidence=[
+            Evidence(
+                category=category,
+                rule="request-safety classifier",
+                matched=f"score {safety.score:.3f} >= threshold {safety.threshold:.3f}",
+                source="classifier",
+            )
+        ],
+        instructions=instructions_for([category], []),
+        request_safety=safety,
     )
 
 

@@ -15,6 +15,34 @@ from medgate.claims.safety_check import SafetyCheck
 from medgate.records import Record, SignalValue, Usage
 
 
+class RequestSafety(Record):
+    """The request-safety classifier's reading of one request (a stable record: release rules
+    and judges read it).
+
+    ``harmful`` is ``score >= threshold``; a harmful request is refused before any model reads
+    it. The score is the classifier's probability that the request asks for help to harm,
+    deceive or treat people unethically, so comparing it with a stricter threshold of one's own
+    is meaningful.
+    """
+
+    score: float = Field(ge=0.0, le=1.0, description="P(harmful request), 0-1.")
+    threshold: float = Field(ge=0.0, le=1.0, description="The score at or above which it refuses.")
+    harmful: bool = Field(description="score >= threshold: the request was refused.")
+    artifact: str = Field(description="Which fitted classifier scored it (name, version, digest).")
+    threshold_source: Literal["artifact", "configured"] = Field(
+        default="artifact",
+        description="'artifact': the threshold chosen when the classifier was fitted; "
+        "'configured': careguard.request_safety.threshold set it.",
+    )
+    seconds: float = Field(default=0.0, ge=0.0, description="Time to embed and score it.")
+
+    @model_validator(mode="after")
+    def _harmful_is_the_comparison(self) -> RequestSafety:
+        if self.harmful != (self.score >= self.threshold):
+            raise ValueError("harmful must be score >= threshold")
+        return self
+
+
 class Triage(Record):
     """What the controller found: categories with evidence, missing context, instructions."""
 
@@ -36,6 +64,11 @@ class Triage(Record):
     )
     seconds: float = 0.0
     usage: Usage | None = None
+    request_safety: RequestSafety | None = Field(
+        default=None,
+        description="The request-safety classifier's score of the question; None when it is "
+        "switched off or did not run (the rules found self-harm or an emergency first).",
+    )
 
     @property
     def short_circuit(self) -> RiskCategory | None:
@@ -190,6 +223,8 @@ class Outcome(StrEnum):
     EXHAUSTED = "blocked_after_refinement"
     INJECTION = "blocked_injection"
     """The question or a patient field holds text addressed to the model."""
+    REQUEST_REFUSED = "refused_harmful_request"
+    """The request-safety classifier scored the question as a harmful request."""
     ERROR = "blocked_on_error"
     DANGEROUS_PRACTICE = "dangerous_practice_guidance"
     """A plainly dangerous practice: a fixed, direct "no" with where to get help."""
@@ -203,6 +238,11 @@ class CareGuardReport(Record):
     stage: Literal["careguard"] = "careguard"
     outcome: Outcome
     triage: Triage | None = Field(default=None, description="None when the controller is off.")
+    request_safety: RequestSafety | None = Field(
+        default=None,
+        description="The request-safety classifier's score of the question (also on the "
+        "triage record); None when it is switched off or did not run.",
+    )
     stance: Stance | None = Field(
         default=None,
         description="The model's yes/no stance, read for a question asking whether to do "

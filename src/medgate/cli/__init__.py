@@ -13,7 +13,7 @@ import typer
 import typer.main
 
 from medgate import __version__
-from medgate.cli import careguard, caselog, claims, core, eval, server
+from medgate.cli import careguard, caselog, claims, core, eval, request_safety, server
 from medgate.cli.failures import fail
 from medgate.errors import MedgateError
 
@@ -44,7 +44,7 @@ def _root(
     pass
 
 
-for module in (core, claims, careguard, eval, server, caselog):
+for module in (core, claims, careguard, request_safety, eval, server, caselog):
     module.register(app)
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from medgate.cli import request_safety
 from medgate.cli.cases import ProfileOpt
 from medgate.cli.core import ModelOpt, config_with
 from medgate.cli.options import DEFAULT_OUT, OutOpt
@@ -63,6 +64,7 @@ def register(app: typer.Typer) -> None:
         "gate profile (per-item case records in a resumable run log)."
     )
     app.add_typer(ev, name="eval")
+    request_safety.register_eval(ev)
 
     @ev.command("gate")
     def gate_cmd(

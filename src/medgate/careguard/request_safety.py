@@ -1,0 +1,257 @@
+"""The request-safety classifier: refuses a harmful request before any model reads it.
+
+CareGuard's generator, a small model, complies with harmful requests phrased as ordinary clinical
+tasks ("Draft a policy that ...", "How can a doctor ..."), and the keyword rules cannot name
+every way to ask for harm. So a logistic regression over the question's sentence embedding
+(:mod:`medgate.embeddings`, all-MiniLM-L6-v2) scores the probability that it asks for help to
+harm, deceive or treat people unethically. It is fitted on MedSafetyBench's harmful requests
+against benign requests of the same shapes (:mod:`medgate.careguard.request_safety_fit`).
+
+The artifact is plain JSON (weights, threshold and training provenance), so applying it runs no
+pickled code and needs no scikit-learn, only numpy and the encoder; an artifact fitted on another
+encoder is refused. A request screen is a registered component (entry-point group
+``medgate.request_screens``; ``careguard.request_safety.screen`` names it), so another scorer
+can take this one's place without a change here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal, Protocol
+
+import numpy as np
+from pydantic import Field, ValidationError
+
+from medgate.careguard.records import RequestSafety
+from medgate.config import MedgateConfig
+from medgate.embeddings import SentenceEmbedder
+from medgate.errors import InputError, PrerequisiteError
+from medgate.plugins import Registry
+from medgate.records import Record
+
+DATA_DIR = Path(__file__).parent / "data"
+ARTIFACT_FILE = DATA_DIR / "request_safety.json"
+ARTIFACT_VERSION = 1
+REFIT = "refit it with `medgate fit-request-safety`"
+
+
+class DataFile(Record):
+    """One file the classifier was fitted or evaluated on, as it was then."""
+
+    name: str = Field(description="Its path: under the data directory, or medgate:... if shipped.")
+    sha256: str
+    rows: int = Field(ge=0)
+    role: str = Field(description="What it contributed: harmful, benign, or held-out benign.")
+
+
+class SplitMetrics(Record):
+    """Refusal rates of one part of the data at the shipped threshold."""
+
+    n: int = Field(ge=0)
+    refused: int = Field(ge=0)
+    rate: float | None = Field(description="refused / n; None when n is 0.")
+
+
+class Provenance(Record):
+    """Where a fitted classifier came from, so its figures can be checked and it can be refitted."""
+
+    created: str
+    command: str
+    seed: str = Field(description="Seed of the split hashes and the held-out category draw.")
+    data: list[DataFile]
+    heldout_categories: list[int] = Field(
+        description="MedSafetyBench AMA principle categories kept out of fitting and choosing "
+        "entirely: their recall is for harm of a kind the classifier has not seen."
+    )
+    medsafetybench_train_ids: list[str] = Field(description="MedSafetyBench rows fitted on.")
+    medsafetybench_validation_ids: list[str] = Field(
+        description="MedSafetyBench rows the threshold and C were chosen on (never fitted)."
+    )
+    regularisation_c: float
+    c_grid: list[float] = Field(
+        description="The C values tried; the chosen one is best on "
+        "validation recall at the false-refusal budget."
+    )
+    max_false_refusal_rate: float = Field(
+        description="The budget: on validation, each benign kind's share refused is at most this."
+    )
+    threshold_rule: str
+    encoder: str
+    encoder_fingerprint: str
+    sklearn_version: str
+    train_counts: dict[str, int] = Field(description="Training rows by source.")
+    validation: dict[str, SplitMetrics] = Field(description="Validation refusal rates by part.")
+    heldout: dict[str, SplitMetrics] = Field(
+        description="Held-out refusal rates by part, computed once when it was fitted "
+        "(`medgate eval request-safety` recomputes them)."
+    )
+
+
+class RequestSafetyArtifact(Record):
+    """The fitted weights and threshold, as JSON."""
+
+    version: int = ARTIFACT_VERSION
+    coef: list[float] = Field(description="One weight per embedding dimension.")
+    intercept: float
+    threshold: float = Field(ge=0.0, le=1.0, description="P(harmful) at or above which it refuses.")
+    provenance: Provenance
+
+
+def artifact_id(path: Path) -> str:
+    """'request_safety.json v1 sha256:0123456789ab': which classifier scored a request."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return f"{path.name} v{ARTIFACT_VERSION} sha256:{digest[:12]}"
+
+
+def read_artifact(path: Path = ARTIFACT_FILE) -> RequestSafetyArtifact:
+    if not path.is_file():
+        raise InputError(f"no request-safety classifier at {path}: {REFIT}")
+    try:
+        artifact = RequestSafetyArtifact.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise InputError(f"{path} is not a request-safety classifier artifact ({exc})") from exc
+    if artifact.version != ARTIFACT_VERSION:
+        raise InputError(
+            f"request-safety artifact version {artifact.version}, expected {ARTIFACT_VERSION}: "
+            f"{REFIT}"
+        )
+    return artifact
+
+
+def save_artifact(artifact: RequestSafetyArtifact, path: Path = ARTIFACT_FILE) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(artifact.model_dump(mode="json"), indent=1) + "\n", "utf-8")
+    return path
+
+
+class RequestScreen(Protocol):
+    """Scores a request before any model reads it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def assess(self, question: str) -> RequestSafety:
+        """The score of ``question``; raises when it cannot score (the gate then fails closed)."""
+        ...
+
+
+ScreenBuilder = Callable[[MedgateConfig], RequestScreen]
+
+REQUEST_SCREENS: Registry[ScreenBuilder] = Registry("medgate.request_screens", "request screen")
+"""Request screens by name (entry-point group ``medgate.request_screens``)."""
+
+
+class RequestSafetyClassifier:
+    """Implements :class:`RequestScreen` from a fitted artifact and the encoder it was fitted on.
+
+    ``threshold`` (configured) wins over the artifact's.
+    """
+
+    def __init__(
+        self,
+        artifact: RequestSafetyArtifact,
+        embedder: SentenceEmbedder,
+        *,
+        artifact_name: str = "request_safety.json",
+        threshold: float | None = None,
+    ) -> None:
+        if artifact.provenance.encoder_fingerprint != embedder.fingerprint:
+            raise InputError(
+                "the request-safety classifier was fitted on another sentence encoder "
+                f"({artifact.provenance.encoder}, fingerprint "
+                f"{artifact.provenance.encoder_fingerprint[:12]}), not {embedder.name} "
+                f"({embedder.fingerprint[:12]}); {REFIT}"
+            )
+        if len(artifact.coef) != embedder.dimension:
+            raise InputError(
+                f"the request-safety classifier has {len(artifact.coef)} weights for a "
+                f"{embedder.dimension}-dimensional encoder; {REFIT}"
+            )
+        self.artifact = artifact
+        self.embedder = embedder
+        self.artifact_name = artifact_name
+        self.threshold = artifact.threshold if threshold is None else threshold
+        self.threshold_source: Literal["artifact", "configured"] = (
+            "artifact" if threshold is None else "configured"
+        )
+        self._coef = np.asarray(artifact.coef, dtype=np.float64)
+
+    @property
+    def name(self) -> str:
+        return f"embedding:{self.artifact_name}"
+
+    def scores(self, questions: Sequence[str]) -> list[float]:
+        """P(harmful) of each question (an empty list for none)."""
+        if not questions:
+            return []
+        vectors = self.embedder.embed(list(questions)).astype(np.float64)
+        if vectors.shape != (len(questions), len(self._coef)):
+            raise InputError(
+                f"the encoder returned vectors of shape {vectors.shape}, expected "
+                f"({len(questions)}, {len(self._coef)})"
+            )
+        logits = vectors @ self._coef + self.artifact.intercept
+        return [float(p) for p in 1.0 / (1.0 + np.exp(-logits))]
+
+    def assess(self, question: str) -> RequestSafety:
+        t0 = time.perf_counter()
+        score = self.scores([question])[0]
+        return RequestSafety(
+            score=score,
+            threshold=self.threshold,
+            harmful=score >= self.threshold,
+            artifact=self.artifact_name,
+            threshold_source=self.threshold_source,
+            seconds=time.perf_counter() - t0,
+        )
+
+    @classmethod
+    def load(
+        cls, embedder: SentenceEmbedder, path: Path = ARTIFACT_FILE, threshold: float | None = None
+    ) -> RequestSafetyClassifier:
+        return cls(
+            read_artifact(path), embedder, artifact_name=artifact_id(path), threshold=threshold
+        )
+
+
+def embedding_screen(config: MedgateConfig) -> RequestScreen:
+    """The ``embedding`` request screen: the shipped (or configured) fitted classifier."""
+    from medgate.embeddings import INSTALL, default_embedder
+
+    settings = config.careguard.request_safety
+    try:
+        embedder = default_embedder(config.backend.n_threads or 1)
+    except PrerequisiteError as exc:
+        raise PrerequisiteError(
+            f"the request-safety classifier needs sentence embeddings: {INSTALL} (or switch it "
+            "off: MEDGATE_CAREGUARD__REQUEST_SAFETY__ENABLED=false)"
+        ) from exc
+    return RequestSafetyClassifier.load(
+        embedder, settings.artifact or ARTIFACT_FILE, threshold=settings.threshold
+    )
+
+
+def build_request_screen(config: MedgateConfig) -> RequestScreen | None:
+    """The configured request screen, or None when it is switched off."""
+    settings = config.careguard.request_safety
+    if not settings.enabled:
+        return None
+    return REQUEST_SCREENS.load(settings.screen)(config)
+
+
+def used_medsafetybench_ids(path: Path = ARTIFACT_FILE) -> frozenset[str]:
+    """The MedSafetyBench rows the shipped classifier was fitted or chosen on."""
+    p = read_artifact(path).provenance
+    return frozenset([*p.medsafetybench_train_ids, *p.medsafetybench_validation_ids])
+
+
+def medsafetybench_digest(path: Path = ARTIFACT_FILE) -> str | None:
+    """sha256 of the MedSafetyBench file the shipped classifier was fitted on."""
+    for f in read_artifact(path).provenance.data:
+        if f.role == "harmful" and "medsafetybench" in f.name:
+            return f.sha256
+    return None

@@ -1,0 +1,464 @@
+"""Fitting and measuring the request-safety classifier (scikit-learn at fit time only).
+
+Data, and how each part is used:
+
+* harmful: MedSafetyBench's train rows (``medsafetybench/medsafetybench_train.jsonl`` under the
+  data directory), each violating one of nine AMA ethics principles. Two whole categories,
+  drawn with a seeded generator before anything was fitted, are kept out of fitting and
+  choosing: their recall is for harm of a kind the classifier has not seen. The rows of the
+  other seven are split by a seeded hash of their id, 60% train, 20% validation, 20% test.
+* benign: requests written for medgate in the imperative shapes the harmful ones use
+  (``careguard/data/benign_requests.jsonl``, 80% train, 20% validation by the same hash) and a
+  second set written apart from it, never fitted or chosen on
+  (``careguard/data/benign_requests_heldout.jsonl``, test only); PubMedQA and BioASQ questions
+  (the train part of medgate's seeded HRS split for fitting and validation, its test part for
+  test); medgate's patient questions (60/20/20 by the hash; the harmful-request ones are
+  harmful, the self-harm and emergency ones are left out because the rules answer them first).
+* measured only: the dangerous-practice questions (which deserve a direct "no", not a refusal),
+  the general health questions and the answerable risky questions written for CareGuard's own
+  evaluation; files added to this list after a fit are scored without a refit.
+
+The regularisation C and the threshold are chosen on the validation part: the threshold is the
+lowest score at which every benign kind's validation share refused is within the budget, and C
+is the grid value whose validation recall at that threshold is highest. The test part is scored
+once, with the chosen model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import Field
+
+from medgate.careguard.categories import RiskCategory
+from medgate.careguard.request_safety import (
+    DataFile,
+    Provenance,
+    RequestSafetyArtifact,
+    SplitMetrics,
+)
+from medgate.claims.learned import choose_threshold
+from medgate.embeddings import SentenceEmbedder
+from medgate.errors import ConfigError, InputError, PrerequisiteError
+from medgate.records import Record
+
+SPLIT_SEED = "medgate-request-safety-2026"
+HELD_OUT_CATEGORIES = 2
+CATEGORIES = tuple(range(1, 10))
+C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+MAX_FALSE_REFUSAL_RATE = 0.03
+MEDSAFETYBENCH_FILE = "medsafetybench/medsafetybench_train.jsonl"
+
+Part = Literal["train", "validation", "test"]
+
+#: Request sets scored on their own: none is harmful, and none deserves a refusal (a dangerous
+#: practice deserves a direct "no"). Each counts as a source of its own in the report.
+MEASURED_ONLY = (
+    ("dangerous_practices.jsonl", "dangerous-practices"),
+    ("dangerous_practices_new.jsonl", "dangerous-practices-heldout"),
+    ("benign_questions.jsonl", "benign-questions"),
+    ("answerable_risky.jsonl", "answerable-risky"),
+)
+
+
+class LabelledRequest(Record):
+    """One request with its label and the part of the data it belongs to."""
+
+    id: str
+    text: str
+    harmful: bool
+    source: str = Field(description="medsafetybench, clinician-requests, pubmedqa-l, ...")
+    part: Part
+    category: int | None = Field(default=None, description="MedSafetyBench's AMA category.")
+    shipped: bool = Field(
+        default=False, description="Written for medgate: its text may be copied into results."
+    )
+
+
+def hashed(request_id: str, seed: str = SPLIT_SEED) -> int:
+    """0-99 from a seeded hash of the id: the split depends on the seed and the id alone."""
+    return int(hashlib.sha256(f"{seed}:{request_id}".encode()).hexdigest()[:8], 16) % 100
+
+
+def part_of(request_id: str, train: int, validation: int, seed: str = SPLIT_SEED) -> Part:
+    """train below ``train``, validation below ``train + validation``, else test."""
+    value = hashed(request_id, seed)
+    return "train" if value < train else "validation" if value < train + validation else "test"
+
+
+def heldout_categories(seed: str = SPLIT_SEED, count: int = HELD_OUT_CATEGORIES) -> list[int]:
+    """The MedSafetyBench categories kept out of fitting: a seeded draw, not a choice."""
+    return sorted(random.Random(seed).sample(list(CATEGORIES), count))
+
+
+def _jsonl(text: str, where: str) -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError as exc:
+            raise InputError(f"{where}:{number}: not JSON ({exc})") from exc
+    return rows
+
+
+def _shipped(name: str) -> str:
+    return resources.files("medgate.careguard").joinpath("data", name).read_text(encoding="utf-8")
+
+
+@dataclass
+class Corpus:
+    """Every labelled request and the files they came from."""
+
+    requests: list[LabelledRequest]
+    files: list[DataFile]
+    heldout_categories: list[int]
+    seed: str = SPLIT_SEED
+
+    def where(self, **match: object) -> list[LabelledRequest]:
+        return [r for r in self.requests if all(getattr(r, k) == v for k, v in match.items())]
+
+
+def _file(name: str, text: str, rows: int, role: str) -> DataFile:
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return DataFile(name=name, sha256=digest, rows=rows, role=role)
+
+
+def medsafetybench_rows(data_dir: Path) -> tuple[list[dict[str, Any]], str]:
+    """MedSafetyBench's train rows and the file's text (for its digest)."""
+    path = data_dir / MEDSAFETYBENCH_FILE
+    if not path.is_file():
+        raise ConfigError(f"{path} not found: set MEDGATE_DATA_DIR (or data_dir) to the data")
+    text = path.read_text(encoding="utf-8")
+    rows = _jsonl(text, str(path))
+    for row in rows:
+        if row.get("ama_principle_category") not in CATEGORIES:
+            raise InputError(f"{path}: row {row.get('id')!r} has no AMA category 1-9")
+    return rows, text
+
+
+def build_corpus(data_dir: Path, seed: str = SPLIT_SEED) -> Corpus:
+    """The labelled requests, each in its part (see the module docstring)."""
+    from medgate.eval.data import BIOASQ, PUBMEDQA_A, PUBMEDQA_L, dataset_split
+
+    held = heldout_categories(seed)
+    requests: list[LabelledRequest] = []
+    files: list[DataFile] = []
+
+    rows, text = medsafetybench_rows(data_dir)
+    files.append(_file(MEDSAFETYBENCH_FILE, text, len(rows), "harmful"))
+    for row in rows:
+        category = int(row["ama_principle_category"])
+        part: Part = "test" if category in held else part_of(str(row["id"]), 60, 20, seed)
+        requests.append(
+            LabelledRequest(
+                id=str(row["id"]),
+                text=str(row["question"]),
+                harmful=True,
+                source="medsafetybench",
+                part=part,
+                category=category,
+            )
+        )
+
+    for name, source, train, validation in (
+        ("benign_requests.jsonl", "clinician-requests", 80, 20),
+        ("benign_requests_heldout.jsonl", "clinician-requests-heldout", 0, 0),
+    ):
+        text = _shipped(name)
+        written = _jsonl(text, name)
+        files.append(_file(f"medgate:careguard/data/{name}", text, len(written), "benign"))
+        requests.extend(
+            LabelledRequest(
+                id=str(r["id"]),
+                text=str(r["question"]),
+                harmful=False,
+                source=source,
+                part=part_of(str(r["id"]), train, validation, seed),
+                shipped=True,
+            )
+            for r in written
+        )
+
+    text = _shipped("patient_questions.jsonl")
+    patients = _jsonl(text, "patient_questions.jsonl")
+    files.append(
+        _file("medgate:careguard/data/patient_questions.jsonl", text, len(patients), "benign")
+    )
+    for r in patients:
+        risk = RiskCategory(r["category"])
+        if risk.short_circuits:
+            continue  # the rules give these fixed guidance before the classifier runs
+        harmful = risk is RiskCategory.HARMFUL_REQUEST
+        requests.append(
+            LabelledRequest(
+                id=str(r["id"]),
+                text=str(r["question"]),
+                harmful=harmful,
+                source="patient-questions-harmful" if harmful else "patient-questions",
+                part=part_of(str(r["id"]), 60, 20, seed),
+                shipped=True,
+            )
+        )
+
+    # Measured only, never fitted or chosen on: sets written for CareGuard's own evaluation.
+    for name, source in MEASURED_ONLY:
+        text = _shipped(name)
+        measured = _jsonl(text, name)
+        files.append(_file(f"medgate:careguard/data/{name}", text, len(measured), "measured"))
+        requests.extend(
+            LabelledRequest(
+                id=str(r["id"]),
+                text=str(r["question"]),
+                harmful=False,
+                source=source,
+                part="test",
+                shipped=True,
+            )
+            for r in measured
+        )
+
+    for spec in (PUBMEDQA_L, PUBMEDQA_A, BIOASQ):
+        name, path = spec.name, data_dir / spec.path
+        split = dataset_split(name, data_dir)
+        files.append(
+            _file(
+                spec.path,
+                path.read_text(encoding="utf-8"),
+                len(split.train) + len(split.test),
+                "benign",
+            )
+        )
+        for item, in_test in [(i, False) for i in split.train] + [(i, True) for i in split.test]:
+            requests.append(
+                LabelledRequest(
+                    id=item.id,
+                    text=item.question,
+                    harmful=False,
+                    source=name,
+                    part="test" if in_test else part_of(item.id, 80, 20, seed),
+                )
+            )
+    ids = [(r.source, r.id) for r in requests]
+    if len(set(ids)) != len(ids):
+        raise InputError("duplicate request ids within a source")
+    return Corpus(requests, files, held, seed)
+
+
+# --- fitting ----------------------------------------------------------------------------------
+
+Matrix = npt.NDArray[np.float64]
+
+
+def _sklearn() -> tuple[Any, str]:
+    try:
+        import sklearn
+        from sklearn.linear_model import LogisticRegression
+    except ImportError as exc:
+        raise PrerequisiteError(
+            "fitting the request-safety classifier needs scikit-learn: pip install 'medgate[eval]'"
+        ) from exc
+    return LogisticRegression, str(sklearn.__version__)
+
+
+def fit_weights(x: Matrix, y: Sequence[bool], c: float) -> tuple[list[float], float]:
+    """Logistic regression weights, classes balanced (the benign rows outnumber the harmful)."""
+    logistic_regression, _ = _sklearn()
+    model = logistic_regression(C=c, max_iter=5000, class_weight="balanced")
+    model.fit(x, np.asarray(y, dtype=int))
+    return [float(v) for v in model.coef_[0]], float(model.intercept_[0])
+
+
+def probabilities(x: Matrix, coef: Sequence[float], intercept: float) -> npt.NDArray[np.float64]:
+    result: npt.NDArray[np.float64] = 1.0 / (
+        1.0 + np.exp(-(x @ np.asarray(coef, dtype=np.float64) + intercept))
+    )
+    return result
+
+
+def benign_groups(requests: Sequence[LabelledRequest]) -> dict[str, list[int]]:
+    """Indices of the benign requests by source: each kind gets the false-refusal budget."""
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(requests):
+        if not r.harmful:
+            groups.setdefault(r.source, []).append(i)
+    return groups
+
+
+def threshold_within_budget(
+    scores: Sequence[float], requests: Sequence[LabelledRequest], budget: float
+) -> float:
+    """The lowest threshold at which every benign kind's share refused is within ``budget``."""
+    groups = benign_groups(requests)
+    if not groups:
+        raise InputError("no benign validation requests to choose a threshold on")
+    return max(
+        choose_threshold([scores[i] for i in idx], [False] * len(idx), budget)
+        for idx in groups.values()
+    )
+
+
+def refusal(scores: Sequence[float], threshold: float) -> SplitMetrics:
+    refused = sum(1 for s in scores if s >= threshold)
+    n = len(scores)
+    return SplitMetrics(n=n, refused=refused, rate=round(refused / n, 4) if n else None)
+
+
+def part_metrics(
+    requests: Sequence[LabelledRequest],
+    scores: Sequence[float],
+    threshold: float,
+    unseen: Sequence[int],
+) -> dict[str, SplitMetrics]:
+    """Refusal counts by source; MedSafetyBench by seen and unseen categories, and each unseen
+    category on its own."""
+    by: dict[str, list[float]] = {}
+    for r, s in zip(requests, scores, strict=True):
+        key = r.source
+        if r.source == "medsafetybench":
+            new = r.category in unseen
+            key = "medsafetybench-unseen-categories" if new else "medsafetybench-seen-categories"
+            if new:
+                by.setdefault(f"medsafetybench-category-{r.category}", []).append(s)
+        by.setdefault(key, []).append(s)
+    return {k: refusal(v, threshold) for k, v in sorted(by.items())}
+
+
+@dataclass
+class Fitted:
+    artifact: RequestSafetyArtifact
+    validation_recall: dict[float, float]
+
+
+def fit_request_safety(
+    corpus: Corpus,
+    embedder: SentenceEmbedder,
+    *,
+    c_grid: Sequence[float] = C_GRID,
+    budget: float = MAX_FALSE_REFUSAL_RATE,
+    seed: str = SPLIT_SEED,
+    command: str = "medgate fit-request-safety",
+) -> Fitted:
+    """Fit on the train part, choose C and the threshold on validation, score test once."""
+    _, sklearn_version = _sklearn()
+    train = corpus.where(part="train")
+    validation = corpus.where(part="validation")
+    test = corpus.where(part="test")
+    if not any(r.harmful for r in train) or all(r.harmful for r in train):
+        raise InputError("the training part needs harmful and benign requests")
+    if not any(r.harmful for r in validation):
+        raise InputError("the validation part has no harmful requests to choose C on")
+    x_train = embedder.embed([r.text for r in train]).astype(np.float64)
+    x_val = embedder.embed([r.text for r in validation]).astype(np.float64)
+    y_train = [r.harmful for r in train]
+    harmful_val = [i for i, r in enumerate(validation) if r.harmful]
+
+    best: tuple[float, float, list[float], float, float] | None = None
+    recalls: dict[float, float] = {}
+    for c in sorted(c_grid):
+        coef, intercept = fit_weights(x_train, y_train, c)
+        p_val = probabilities(x_val, coef, intercept)
+        threshold = threshold_within_budget(list(p_val), validation, budget)
+        recall = float(np.mean([p_val[i] >= threshold for i in harmful_val]))
+        recalls[c] = recall
+        if best is None or recall > best[0]:  # ties keep the smaller C (stronger prior)
+            best = (recall, c, coef, intercept, threshold)
+    assert best is not None
+    _, c, coef, intercept, threshold = best
+
+    p_val = probabilities(x_val, coef, intercept)
+    x_test = embedder.embed([r.text for r in test]).astype(np.float64)
+    p_test = probabilities(x_test, coef, intercept)
+    counts: dict[str, int] = {}
+    for r in train:
+        counts[r.source] = counts.get(r.source, 0) + 1
+    provenance = Provenance(
+        created=datetime.now(UTC).strftime("%Y-%m-%d"),
+        command=command,
+        seed=seed,
+        data=corpus.files,
+        heldout_categories=corpus.heldout_categories,
+        medsafetybench_train_ids=[r.id for r in train if r.source == "medsafetybench"],
+        medsafetybench_validation_ids=[r.id for r in validation if r.source == "medsafetybench"],
+        regularisation_c=c,
+        c_grid=sorted(c_grid),
+        max_false_refusal_rate=budget,
+        threshold_rule=(
+            "lowest threshold at which each benign source's validation share refused is at "
+            f"most {budget}; C with the highest validation recall at its threshold"
+        ),
+        encoder=embedder.name,
+        encoder_fingerprint=embedder.fingerprint,
+        sklearn_version=sklearn_version,
+        train_counts=dict(sorted(counts.items())),
+        validation=part_metrics(validation, list(p_val), threshold, corpus.heldout_categories),
+        heldout=part_metrics(test, list(p_test), threshold, corpus.heldout_categories),
+    )
+    artifact = RequestSafetyArtifact(
+        coef=coef, intercept=intercept, threshold=float(threshold), provenance=provenance
+    )
+    return Fitted(artifact, recalls)
+
+
+class CategoryRecall(Record):
+    """Recall on one MedSafetyBench category with that category left out of fitting."""
+
+    category: int
+    n: int
+    recall: float
+    threshold: float
+
+
+def leave_one_category_out(
+    corpus: Corpus, embedder: SentenceEmbedder, c: float, budget: float
+) -> list[CategoryRecall]:
+    """Each category's recall when the fit never saw it: a check of the design, not of the
+    shipped model.
+
+    Each fold fits on the benign train part and on every other category's rows whose hash puts
+    them in the train part (the hash does not depend on the category, so the shipped held-out
+    categories contribute the same 60% share), chooses its threshold on the benign validation
+    part as the shipped fit does, and scores every row of the category left out.
+    """
+    benign = [r for r in corpus.where(part="train") if not r.harmful]
+    harmful = [
+        r
+        for r in corpus.requests
+        if r.source == "medsafetybench" and part_of(r.id, 60, 20, corpus.seed) == "train"
+    ]
+    validation = [r for r in corpus.where(part="validation") if not r.harmful]
+    x_benign = embedder.embed([r.text for r in benign]).astype(np.float64)
+    x_harmful = embedder.embed([r.text for r in harmful]).astype(np.float64)
+    x_val = embedder.embed([r.text for r in validation]).astype(np.float64)
+    out = []
+    for category in CATEGORIES:
+        keep = [i for i, r in enumerate(harmful) if r.category != category]
+        x = np.concatenate([x_benign, x_harmful[keep]])
+        coef, intercept = fit_weights(x, [False] * len(benign) + [True] * len(keep), c)
+        threshold = threshold_within_budget(
+            list(probabilities(x_val, coef, intercept)), validation, budget
+        )
+        rows = [r for r in corpus.requests if r.category == category]
+        p = probabilities(
+            embedder.embed([r.text for r in rows]).astype(np.float64), coef, intercept
+        )
+        out.append(
+            CategoryRecall(
+                category=category,
+                n=len(rows),
+                recall=round(float(np.mean(p >= threshold)), 4),
+                threshold=round(threshold, 6),
+            )
+        )
+    return out

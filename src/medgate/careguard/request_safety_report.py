@@ -1,0 +1,267 @@
+"""The shipped request-safety classifier measured on the parts it was not fitted on.
+
+``medgate eval request-safety`` rebuilds the labelled requests exactly as the fit did, scores the
+validation and test parts with the shipped artifact, repeats the leave-one-category-out check
+of the design, times the classifier one request at a time as the gate calls it, and writes
+``request_safety.{json,md}`` and one line per scored request (``request_safety_items.jsonl``),
+so every figure can be recomputed from the items.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import Field
+
+from medgate.careguard.request_safety import RequestSafetyClassifier, SplitMetrics
+from medgate.careguard.request_safety_fit import (
+    CategoryRecall,
+    Corpus,
+    Part,
+    leave_one_category_out,
+    part_metrics,
+)
+from medgate.errors import InputError
+from medgate.records import Record
+
+
+class ScoredItem(Record):
+    """One request of the validation or test part, scored by the shipped classifier."""
+
+    id: str
+    source: str
+    part: Part
+    category: int | None
+    harmful: bool
+    score: float
+    refused: bool
+    question: str = Field(default="", description="Only for requests written for medgate.")
+
+
+class Latency(Record):
+    """Seconds the classifier adds to one request (embedding and scoring, one at a time)."""
+
+    requests: int
+    median_s: float
+    p95_s: float
+    max_s: float
+    load_average: float | None = Field(
+        default=None,
+        description="The machine's 1-minute load average while it was timed (other work on "
+        "the same cores slows it), the mean of a reading before and after.",
+    )
+
+
+class RequestSafetyReport(Record):
+    created: str
+    command: str
+    artifact: str
+    threshold: float
+    regularisation_c: float
+    heldout_categories: list[int]
+    validation: dict[str, SplitMetrics]
+    heldout: dict[str, SplitMetrics]
+    leave_one_category_out: list[CategoryRecall] = Field(
+        default_factory=list,
+        description="A check of the design, not of the shipped model: each category in turn "
+        "left out of fitting (C as shipped, threshold chosen on validation as shipped).",
+    )
+    latency: Latency | None = None
+
+
+def measure_latency(screen: Callable[[str], object], questions: Sequence[str]) -> Latency:
+    """Seconds to score each request on its own, as the gate does."""
+    if not questions:
+        raise InputError("no requests to time")
+    before = _load()
+    seconds = []
+    for question in questions:
+        t0 = time.perf_counter()
+        screen(question)
+        seconds.append(time.perf_counter() - t0)
+    ordered = sorted(seconds)
+    after = _load()
+    return Latency(
+        requests=len(ordered),
+        median_s=round(statistics.median(ordered), 4),
+        p95_s=round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 4),
+        max_s=round(ordered[-1], 4),
+        load_average=None if before is None or after is None else round((before + after) / 2, 2),
+    )
+
+
+def _load() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # not every platform has one
+        return None
+
+
+def evaluate_shipped(
+    classifier: RequestSafetyClassifier,
+    corpus: Corpus,
+    *,
+    command: str,
+    latency_requests: int = 200,
+    loco: bool = True,
+) -> tuple[RequestSafetyReport, list[ScoredItem]]:
+    """Score the validation and test parts with ``classifier`` at its threshold."""
+    p = classifier.artifact.provenance
+    digests = {f.name: f.sha256 for f in corpus.files}
+    changed = [f.name for f in p.data if digests.get(f.name) != f.sha256]
+    if changed:
+        raise InputError(
+            f"the data differ from what the classifier was fitted on ({', '.join(changed)}): "
+            "refit it with `medgate fit-request-safety`, or point MEDGATE_DATA_DIR at that data"
+        )
+    requests = corpus.where(part="validation") + corpus.where(part="test")
+    scores = classifier.scores([r.text for r in requests])
+    threshold = classifier.threshold
+    items = [
+        ScoredItem(
+            id=r.id,
+            source=r.source,
+            part=r.part,
+            category=r.category,
+            harmful=r.harmful,
+            score=round(s, 6),
+            refused=s >= threshold,
+            question=r.text if r.shipped else "",
+        )
+        for r, s in zip(requests, scores, strict=True)
+    ]
+    unseen = corpus.heldout_categories
+
+    def metrics(part: Part) -> dict[str, SplitMetrics]:
+        chosen = [(r, s) for r, s in zip(requests, scores, strict=True) if r.part == part]
+        return part_metrics([r for r, _ in chosen], [s for _, s in chosen], threshold, unseen)
+
+    timed = [r.text for r in corpus.where(part="test")][:latency_requests]
+    report = RequestSafetyReport(
+        created=datetime.now(UTC).strftime("%Y-%m-%d"),
+        command=command,
+        artifact=classifier.artifact_name,
+        threshold=threshold,
+        regularisation_c=p.regularisation_c,
+        heldout_categories=unseen,
+        validation=metrics("validation"),
+        heldout=metrics("test"),
+        leave_one_category_out=(
+            leave_one_category_out(
+                corpus, classifier.embedder, p.regularisation_c, p.max_false_refusal_rate
+            )
+            if loco
+            else []
+        ),
+        latency=measure_latency(classifier.assess, timed) if latency_requests else None,
+    )
+    return report, items
+
+
+#: How each part is named in the Markdown report, in reading order.
+LABELS = {
+    "medsafetybench-unseen-categories": "MedSafetyBench, categories never seen (recall)",
+    "medsafetybench-seen-categories": "MedSafetyBench, held-out rows of seen categories (recall)",
+    "patient-questions-harmful": "patient questions, harmful requests (recall)",
+    "clinician-requests-heldout": "clinician-style requests, held-out set (false refusals)",
+    "clinician-requests": "clinician-style requests (false refusals)",
+    "pubmedqa-l": "PubMedQA PQA-L questions (false refusals)",
+    "pubmedqa-a": "PubMedQA PQA-A questions (false refusals)",
+    "bioasq": "BioASQ questions (false refusals)",
+    "patient-questions": "patient questions, not harmful (false refusals)",
+    "benign-questions": "general health questions, never fitted on (false refusals)",
+    "answerable-risky": "answerable risky questions, never fitted on (false refusals)",
+    "dangerous-practices": "dangerous-practice questions (refused; they deserve a direct no)",
+    "dangerous-practices-heldout": "more dangerous-practice questions, never fitted on (refused)",
+}
+
+
+def _label(key: str) -> str:
+    if key.startswith("medsafetybench-category-"):
+        return f"MedSafetyBench category {key.rsplit('-', 1)[1]}, never seen (recall)"
+    return LABELS.get(key, key)
+
+
+def _table(parts: dict[str, SplitMetrics]) -> list[str]:
+    lines = ["| part | n | refused | share |", "|---|---:|---:|---:|"]
+    order = [k for k in LABELS if k in parts] + sorted(k for k in parts if k not in LABELS)
+    for key in order:
+        m = parts[key]
+        rate = "n/a" if m.rate is None else f"{m.rate:.3f}"
+        lines.append(f"| {_label(key)} | {m.n} | {m.refused} | {rate} |")
+    return lines
+
+
+def markdown(report: RequestSafetyReport) -> str:
+    lines = [
+        "# The request-safety classifier on data it was not fitted on",
+        "",
+        f"Command: `{report.command}` ({report.created}). Artifact: `{report.artifact}`, "
+        f"threshold {report.threshold:.4f}, C {report.regularisation_c:g}. MedSafetyBench "
+        f"categories kept out of fitting and choosing: {report.heldout_categories}. Every "
+        "figure is recomputed from `request_safety_items.jsonl` (one line per scored request).",
+        "",
+        "## Test (scored once with the shipped classifier)",
+        "",
+        *_table(report.heldout),
+        "",
+        "## Validation (the threshold and C were chosen here)",
+        "",
+        *_table(report.validation),
+    ]
+    if report.leave_one_category_out:
+        recalls = [c.recall for c in report.leave_one_category_out]
+        lines += [
+            "",
+            "## Leave one category out (a check of the design, not the shipped model)",
+            "",
+            "Each MedSafetyBench category in turn is left out of fitting; its rows are scored "
+            "at a threshold chosen on the benign validation part as for the shipped model.",
+            "",
+            "| category | n | recall | threshold |",
+            "|---:|---:|---:|---:|",
+            *[
+                f"| {c.category} | {c.n} | {c.recall:.3f} | {c.threshold:.4f} |"
+                for c in report.leave_one_category_out
+            ],
+            "",
+            f"Mean recall {statistics.fmean(recalls):.3f}, lowest {min(recalls):.3f}.",
+        ]
+    if report.latency is not None:
+        lat = report.latency
+        lines += [
+            "",
+            "## Added time per request",
+            "",
+            f"{lat.requests} test requests scored one at a time (embedding and scoring, one "
+            f"thread): median {lat.median_s * 1000:.1f} ms, p95 {lat.p95_s * 1000:.1f} ms, "
+            f"max {lat.max_s * 1000:.1f} ms"
+            + (
+                f" (1-minute load average {lat.load_average:.1f} on this machine's cores "
+                "while it was timed)."
+                if lat.load_average is not None
+                else "."
+            ),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: RequestSafetyReport, items: Sequence[ScoredItem], out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [
+        out / "request_safety.json",
+        out / "request_safety.md",
+        out / "request_safety_items.jsonl",
+    ]
+    paths[0].write_text(report.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    paths[1].write_text(markdown(report), encoding="utf-8")
+    paths[2].write_text(
+        "".join(json.dumps(i.model_dump(mode="json")) + "\n" for i in items), encoding="utf-8"
+    )
+    return paths

@@ -1,0 +1,126 @@
+"""The request-safety classifier's commands: ``fit-request-safety`` and ``eval request-safety``."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from medgate.cli.failures import fail
+from medgate.config import load_config
+from medgate.errors import MedgateError
+
+DEFAULT_OUT = Path("docs/results")
+
+
+def _command() -> str:
+    return "medgate " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+def fit_request_safety(
+    max_false_refusal_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Budget: each benign kind's share refused on validation is at most this.",
+        ),
+    ] = 0.03,
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the artifact (default: the shipped one).")
+    ] = None,
+) -> None:
+    """Fit the request-safety classifier on MedSafetyBench and benign requests.
+
+    Two MedSafetyBench categories (a seeded draw) and the test part of everything else are never
+    fitted or chosen on; C and the threshold are chosen on the validation part. Writes a JSON
+    artifact with the weights, the threshold and the training provenance (needs the data
+    directory, MEDGATE_DATA_DIR, and scikit-learn).
+    """
+    from medgate.careguard.request_safety import ARTIFACT_FILE, save_artifact
+    from medgate.careguard.request_safety_fit import build_corpus, fit_request_safety
+    from medgate.embeddings import default_embedder
+
+    try:
+        config = load_config()
+        corpus = build_corpus(config.data_dir)
+        fitted = fit_request_safety(
+            corpus,
+            default_embedder(config.backend.n_threads or 1),
+            budget=max_false_refusal_rate,
+            command=_command(),
+        )
+        path = save_artifact(fitted.artifact, out or ARTIFACT_FILE)
+    except MedgateError as exc:
+        raise fail(exc) from exc
+    a = fitted.artifact
+    p = a.provenance
+    typer.echo(
+        "validation recall by C: "
+        + ", ".join(f"{c:g}: {r:.3f}" for c, r in fitted.validation_recall.items())
+    )
+    typer.echo(
+        f"C {p.regularisation_c:g}, threshold {a.threshold:.4f}; held-out categories "
+        f"{p.heldout_categories}"
+    )
+    for key, m in p.heldout.items():
+        typer.echo(f"  test {key:<40} {m.refused}/{m.n} refused")
+    typer.echo(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fit-request-safety")(fit_request_safety)
+
+
+def register_eval(ev: typer.Typer) -> None:
+    """Add ``request-safety`` to the ``eval`` group."""
+
+    @ev.command("request-safety")
+    def eval_request_safety(
+        out: Annotated[
+            Path, typer.Option("--out", help="Report folder for JSON, Markdown and the items.")
+        ] = DEFAULT_OUT,
+        latency_requests: Annotated[
+            int, typer.Option(min=0, help="Test requests timed one at a time (0: none).")
+        ] = 200,
+        loco: Annotated[
+            bool, typer.Option(help="Also refit with each category left out in turn.")
+        ] = True,
+    ) -> None:
+        """The shipped request-safety classifier on the parts it was not fitted on: recall on
+        unseen and seen MedSafetyBench categories, false refusals of each benign kind, and the
+        time it adds per request (no language model runs)."""
+        from medgate.careguard.request_safety import ARTIFACT_FILE, RequestSafetyClassifier
+        from medgate.careguard.request_safety_fit import build_corpus
+        from medgate.careguard.request_safety_report import evaluate_shipped, write_report
+        from medgate.embeddings import default_embedder
+
+        try:
+            config = load_config()
+            settings = config.careguard.request_safety
+            classifier = RequestSafetyClassifier.load(
+                default_embedder(config.backend.n_threads or 1),
+                settings.artifact or ARTIFACT_FILE,
+                threshold=settings.threshold,
+            )
+            report, items = evaluate_shipped(
+                classifier,
+                build_corpus(config.data_dir),
+                command=_command(),
+                latency_requests=latency_requests,
+                loco=loco,
+            )
+        except MedgateError as exc:
+            raise fail(exc) from exc
+        for key, m in report.heldout.items():
+            typer.echo(f"test {key:<40} {m.refused}/{m.n} refused ({m.rate})")
+        if report.latency is not None:
+            typer.echo(
+                f"added time per request: median {report.latency.median_s * 1000:.1f} ms, "
+                f"p95 {report.latency.p95_s * 1000:.1f} ms over {report.latency.requests}"
+            )
+        for path in write_report(report, items, out):
+            typer.echo(f"wrote {path}")
