@@ -5,7 +5,8 @@ For each PubMedQA-L item, in one process and alternating the order, time
   full:  the probe every signal needs (greedy run, three seeded samples at T=0.3 reusing the
          prompt's KV state, question embedding) plus computing the five signals,
 each starting from an empty prompt cache. Reports the median of the per-item ratios, the
-ratio of medians, and peak resident memory. Run: python scripts/bench_hrs.py --items 20
+ratio of medians, the median time of each stage of the full check (and of reading the prompt
+alone, for scale), and peak resident memory. Run: python scripts/bench_hrs.py --items 20
 """
 
 from __future__ import annotations
@@ -68,12 +69,26 @@ def main() -> int:
         model.complete(answerer_messages(case), plain_params)
         return time.perf_counter() - t
 
+    stages: dict[str, list[float]] = {"prompt": [], "answer": [], "embedding": [], "signals": []}
+
     def full(case: Case) -> float:
         model.forget_prompt()
         t = time.perf_counter()
-        run, _ = probe(model, case, [], config.hrs, needs)
+        run, timings = probe(model, case, [], config.hrs, needs)
+        t_signals = time.perf_counter()
         for s in signals:
             s.compute(run, ctx)
+        end = time.perf_counter()
+        for timing in timings:
+            stages[timing.stage].append(timing.seconds)
+        stages["signals"].append(end - t_signals)
+        return end - t
+
+    def prompt_read(case: Case) -> float:
+        """Reading the prompt alone: one token generated, from an empty prompt cache."""
+        model.forget_prompt()
+        t = time.perf_counter()
+        model.complete(answerer_messages(case), DecodeParams(max_tokens=1))
         return time.perf_counter() - t
 
     plains, fulls, ratios = [], [], []
@@ -82,6 +97,7 @@ def main() -> int:
             p, f = plain(case), full(case)
         else:
             f, p = full(case), plain(case)
+        stages["prompt"].append(prompt_read(case))
         plains.append(p)
         fulls.append(f)
         ratios.append(f / p)
@@ -97,6 +113,17 @@ def main() -> int:
         "full_median_s": round(statistics.median(fulls), 3),
         "median_of_ratios": round(statistics.median(ratios), 3),
         "ratio_of_medians": round(statistics.median(fulls) / statistics.median(plains), 3),
+        "full_stage_median_s": {
+            "prompt read (one token, not part of the ratio)": round(
+                statistics.median(stages["prompt"]), 3
+            ),
+            "answer (prompt read, greedy run and samples decoded together)": round(
+                statistics.median(stages["answer"]), 3
+            ),
+            "question embedding": round(statistics.median(stages["embedding"] or [0.0]), 3),
+            "five signals": round(statistics.median(stages["signals"]), 4),
+        },
+        "threads": model.threads,
         "peak_rss_mb": round(peak_mb, 1),
         "date": time.strftime("%Y-%m-%d"),
     }

@@ -148,3 +148,18 @@ def test_a_fresh_install_decides_with_the_shipped_risk_model(tmp_path: Path) -> 
     assert origin["sha256"] == hashlib.sha256(shipped.read_bytes()).hexdigest()
     released = out["status"] == "released"
     assert released == (decided["risk"] <= decided["risk_threshold"])
+
+
+def test_continuations_with_the_same_tokens_are_decoded_once_and_agree(
+    embedded: LlamaCppModel, pubmedqa_case: Case
+) -> None:
+    # Two greedy continuations never diverge, so they share every decoded cell (one batch entry);
+    # a seeded sample beside that pair repeats what it gives beside a single greedy run.
+    msgs = answerer_messages(pubmedqa_case)
+    sample = _params(temperature=0.3, seed=7)
+    g1, g2, s1 = embedded.complete_batch(msgs, [_params(), _params(), sample])
+    assert g1.text == g2.text and g1.token_logprobs == g2.token_logprobs
+    assert g1.label_probs == g2.label_probs
+    _, s2 = embedded.complete_batch(msgs, [_params(), sample])
+    assert s1.text == s2.text
+    assert s1.label_probs is not None and s2.label_probs is not None

@@ -124,6 +124,11 @@ class LlamaCppModel:
         return self._name
 
     @property
+    def threads(self) -> int:
+        """CPU threads llama.cpp uses for this model (``backend.n_threads``, else every core)."""
+        return self._threads
+
+    @property
     def fingerprint(self) -> str:
         if self._sha256 is None:
             self._sha256 = _cached_sha256(self.path, self._cache_dir)

@@ -4,7 +4,14 @@ The prompt is evaluated once into sequence 0 of the KV cache and kept there for 
 the same prompt (or a shared prefix). Each continuation gets its own sequence, copied from
 sequence 0, and all continuations advance together: one decode call per step carries one token
 of every live sequence, which on a CPU costs little more than a single token because the weights
-are read once per call. Three ambiguity samples therefore cost about one generation, not three.
+are read once per call.
+
+On one CPU thread a decode call of four tokens still costs about three of one token (measured:
+docs/hrs.md), so continuations that have produced exactly the same tokens are decoded once: their
+next token goes into the batch once, tagged with all their sequences, and they share its logits.
+A low-temperature sample often repeats the greedy reasoning word for word; it then costs nothing
+until it picks a different token, and from there on it runs in its own sequence. Results are the
+ones separate decoding gives, since a shared cell holds the same token at the same position.
 """
 
 from __future__ import annotations
@@ -99,7 +106,10 @@ class Engine:
         params.embeddings = False
         params.no_perf = True
         self._ctx = _internals.LlamaContext(model=model, params=params, verbose=False)
-        self._batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=False)
+        # A token may belong to every continuation at once (those that have not diverged).
+        self._batch = _internals.LlamaBatch(
+            n_tokens=n_batch, embd=0, n_seq_max=MAX_PARALLEL + 1, verbose=False
+        )
         self.n_ctx = n_ctx
         self.n_batch = n_batch
         self.n_vocab = int(model.n_vocab())
@@ -115,17 +125,21 @@ class Engine:
         self._lib.llama_memory_seq_rm(self._mem, -1, -1, -1)
         self._prompt, self._prompt_logits = [], None
 
-    def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> list[Logits]:
-        """Decode (token, position, sequence, wants_logits) entries; logits in entry order."""
+    def _decode(
+        self, entries: Sequence[tuple[int, int, int | Sequence[int], bool]]
+    ) -> list[Logits]:
+        """Decode (token, position, sequence(s), wants_logits) entries; logits in entry order."""
         out: list[Logits] = []
         for start in range(0, len(entries), self.n_batch):
             chunk = entries[start : start + self.n_batch]
             b = self._batch.batch
             for i, (tok, pos, seq, want) in enumerate(chunk):
+                seqs = (seq,) if isinstance(seq, int) else tuple(seq)
                 b.token[i] = tok
                 b.pos[i] = pos
-                b.n_seq_id[i] = 1
-                b.seq_id[i][0] = seq
+                b.n_seq_id[i] = len(seqs)
+                for j, sid in enumerate(seqs):
+                    b.seq_id[i][j] = sid
                 b.logits[i] = want
             b.n_tokens = len(chunk)
             rc = self._lib.llama_decode(self._ctx.ctx, b)
@@ -182,11 +196,17 @@ class Engine:
                         st.done = True
                 if not moving:
                     continue
+                # Continuations with the same tokens so far share their cells and logits.
+                groups: dict[tuple[int, ...], list[_State]] = {}
+                for st in moving:
+                    groups.setdefault(tuple(st.tokens), []).append(st)
                 entries = [
-                    (st.tokens[-1], base + len(st.tokens) - 1, st.seq, True) for st in moving
+                    (toks[-1], base + len(toks) - 1, [st.seq for st in members], True)
+                    for toks, members in groups.items()
                 ]
-                for st, row in zip(moving, self._decode(entries), strict=True):
-                    st.logits, st.in_cache = row, len(st.tokens)
+                for members, row in zip(groups.values(), self._decode(entries), strict=True):
+                    for st in members:
+                        st.logits, st.in_cache = row, len(st.tokens)
             finals = self._read_cues(base, states)
         finally:
             for st in states:
