@@ -122,6 +122,13 @@ class CachedModel:
     def loaded(self) -> bool:
         return self._model is not None
 
+    def forget_prompt(self) -> None:
+        """Make the wrapped model read its next prompt from scratch, if it is loaded and keeps
+        prompt state (llama.cpp); a model not yet loaded has nothing to forget."""
+        forget = getattr(self._model, "forget_prompt", None)
+        if callable(forget):
+            forget()
+
     def _real(self) -> LanguageModel:
         if self._model is None:
             self._model = self._factory()

@@ -307,8 +307,26 @@ class TrajectoryStore(RunLog[RecordedItem]):
         self.spec: RunSpec = spec
 
 
+def _forget_prompts(runtime: Runtime) -> None:
+    """Start an item with models that remember no earlier prompt.
+
+    llama.cpp reuses the prefix an item's prompt shares with the previous item's, and decodes
+    the rest in batches placed differently from a fresh read: the item's numbers (and, through
+    a greedy token that flips, its reasoning) would depend on which item the same process
+    recorded before it. Forgotten, an item records the same values whether it is recorded
+    first or later, by this process or by a Ray actor, or after a resume. Re-reading the shared
+    prefix (the instructions) costs a fraction of a second an item.
+    """
+    gate = runtime.gate
+    for model in (gate.answerer, gate.peer, getattr(gate.orchestrator, "model", None)):
+        forget = getattr(model, "forget_prompt", None)
+        if callable(forget):
+            forget()
+
+
 def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:
     cache = runtime.cache
+    _forget_prompts(runtime)
     before = (cache.stats.hits, cache.stats.misses, cache.stats.fresh_seconds)
     replayed0 = cache.stats.replayed_seconds
     t0 = time.perf_counter()
