@@ -14,8 +14,11 @@ store in that callback, so this process is the store's only writer, whatever the
   instead of being dropped.
 
 The call cache is one SQLite file in WAL mode opened with a 60 s busy timeout
-(:class:`medgate.eval.cache.CallCache`): the actors on one machine read and write it together,
-each write its own short transaction, so they share every call already made.
+(:class:`medgate.eval.cache.CallCache`): the actors on the driver's machine read and write it
+together, each write its own short transaction, so they share every call already made. An actor
+on another machine of a cluster uses that machine's cache file (at the same path) and sends the
+calls it made with each item, which the driver adds to its own: the driver's cache ends up with
+every call of the run, as after a local run.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any, Protocol
 from medgate.backends.registry import split_spec
 from medgate.config import MedgateConfig
 from medgate.errors import ConfigError, PrerequisiteError
+from medgate.eval.cache import CallRow
 from medgate.eval.data import EvalItem
 from medgate.eval.runner import ItemFailure, RecordedItem, Runtime, RuntimeRecipe, record_item
 
@@ -109,6 +113,15 @@ def _backend(config: MedgateConfig, **options: object) -> MedgateConfig:
     return config.model_copy(update={"backend": config.backend.model_copy(update=options)})
 
 
+@dataclasses.dataclass
+class Returned:
+    """What an actor sends back for an item it recorded: the record and, from an actor on
+    another machine, the calls it added to that machine's cache."""
+
+    record: RecordedItem
+    calls: list[CallRow]
+
+
 class Recorder:
     """One Ray actor: a runtime of its own, recording the items it is sent one at a time.
 
@@ -116,8 +129,12 @@ class Recorder:
     Ray; actors find it by its module path (medgate must be installed on every node).
     """
 
-    def __init__(self, recipe: RuntimeRecipe, expected_key: str, worker: str) -> None:
+    def __init__(
+        self, recipe: RuntimeRecipe, expected_key: str, worker: str, driver_node: str
+    ) -> None:
         self.worker = worker
+        # On the driver's machine the cache file is the driver's: nothing to send back.
+        self.remote = require_ray().get_runtime_context().get_node_id() != driver_node
         self.runtime = recipe.build()
         key = self.runtime.spec.key()
         if key != expected_key:
@@ -127,11 +144,15 @@ class Recorder:
                 "node's model, data or settings differ"
             )
 
-    def record(self, item: EvalItem) -> RecordedItem | ItemFailure:
+    def record(self, item: EvalItem) -> Returned | ItemFailure:
+        cache = self.runtime.cache
+        cache.journal = [] if self.remote else None
         try:
-            return record_item(self.runtime, item)
+            return Returned(record_item(self.runtime, item), cache.journal or [])
         except Exception as exc:  # reported to the driver with the item, never dropped
             return ItemFailure(item_id=item.id, error=_describe(exc), worker=self.worker)
+        finally:
+            cache.journal = None
 
 
 def _describe(exc: BaseException) -> str:
@@ -189,12 +210,20 @@ class RayEngine:
             cpus = 0 if self.api_bases else 1
             remote = ray.remote(Recorder).options(num_cpus=cpus, max_restarts=0)
             key = runtime.spec.key()
+            node = ray.get_runtime_context().get_node_id()
             names = []
             for n, cfg in enumerate(configs):
                 names.append(f"worker {n}" + (f" ({self.api_bases[n]})" if self.api_bases else ""))
                 recipe = dataclasses.replace(runtime.recipe, config=cfg)
-                actors.append(remote.remote(recipe, key, names[-1]))
-            return _drive(ray, list(zip(actors, names, strict=True)), items, on_item)
+                actors.append(remote.remote(recipe, key, names[-1], node))
+            cache = runtime.cache
+
+            def returned(out: Returned) -> None:
+                if out.calls:
+                    cache.merge(out.calls)
+                on_item(out.record)
+
+            return _drive(ray, list(zip(actors, names, strict=True)), items, returned)
         finally:
             for actor in actors:
                 ray.kill(actor)
@@ -220,7 +249,7 @@ def _drive(
     ray: Any,
     actors: Sequence[tuple[Any, str]],
     items: Sequence[EvalItem],
-    on_item: Callable[[RecordedItem], None],
+    on_item: Callable[[Returned], None],
 ) -> list[ItemFailure]:
     """Give each idle actor (with its name) the next item until none is left; report each
     result as it arrives (completion order), drop actors that die and report what they held."""

@@ -17,7 +17,7 @@ from medgate.errors import ConfigError, PrerequisiteError, RecordingError
 from medgate.eval import engines
 from medgate.eval.cache import CallCache
 from medgate.eval.data import EvalItem, stratified_split
-from medgate.eval.engines import LocalEngine, RayEngine, make_engine, worker_configs
+from medgate.eval.engines import LocalEngine, RayEngine, Returned, make_engine, worker_configs
 from medgate.eval.runner import ItemFailure, RecordedItem, build_runtime, record_split
 from medgate.records import LabelSet
 
@@ -88,8 +88,12 @@ class _FakeRay:
         return ref.outcome()
 
 
-def _ok(item: EvalItem) -> RecordedItem:
+def _rec(item: EvalItem) -> RecordedItem:
     return recorded(item.id, item.gold, ("yes", 0.1, 0.1))
+
+
+def _ok(item: EvalItem) -> Returned:
+    return Returned(_rec(item), [])
 
 
 def test_driver_reports_every_item_and_drops_a_dead_actor() -> None:
@@ -105,7 +109,10 @@ def test_driver_reports_every_item_and_drops_a_dead_actor() -> None:
     good, bad = _Actor(fake, _ok), _Actor(fake, flaky)
     seen: list[str] = []
     failures = engines._drive(
-        fake, [(good, "worker 0"), (bad, "worker 1")], _items(6), lambda r: seen.append(r.item_id)
+        fake,
+        [(good, "worker 0"), (bad, "worker 1")],
+        _items(6),
+        lambda r: seen.append(r.record.item_id),
     )
     assert sorted(f.item_id for f in failures) == ["i1", "i3"]
     died = next(f for f in failures if f.item_id == "i3")
@@ -137,7 +144,7 @@ class _OutOfOrder:
     ) -> list[ItemFailure]:
         for item in reversed(items):
             if item.id != "i2":
-                on_item(_ok(item))
+                on_item(_rec(item))
         return [ItemFailure(item_id="i2", error="ModelError: boom", worker="worker 1")]
 
 
@@ -159,7 +166,7 @@ def test_record_split_stores_what_came_back_and_raises_for_the_rest(tmp_path: Pa
         def record(self, runtime: Any, items: Any, on_item: Any) -> list[ItemFailure]:
             sent.extend(i.id for i in items)
             for item in reversed(items):
-                on_item(_ok(item))
+                on_item(_rec(item))
             return []
 
     records, summary, _ = record_split(runtime, todo, tmp_path, engine=Rest())
@@ -233,3 +240,14 @@ def test_call_cache_takes_several_writing_processes(tmp_path: Path) -> None:
         p.join(60)
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     assert CallCache(path).size() == 800
+
+
+def test_calls_made_on_another_machine_are_merged(tmp_path: Path) -> None:
+    there = CallCache(tmp_path / "there.sqlite")
+    there.journal = []
+    there.put("k1", "complete", '{"text": "yes"}', 1.5)
+    here = CallCache(tmp_path / "here.sqlite")
+    here.put("k0", "complete", '{"text": "kept"}', 2.0)
+    here.merge([*there.journal, ("k0", "complete", '{"text": "other"}', 9.0)])
+    assert here.get("k1") == ('{"text": "yes"}', 1.5)
+    assert here.get("k0") == ('{"text": "kept"}', 2.0)  # a call already here is kept
