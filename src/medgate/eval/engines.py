@@ -5,7 +5,8 @@ per finished item; :func:`medgate.eval.runner.record_split` appends each item to
 store in that callback, so this process is the store's only writer, whatever the engine.
 
 - :class:`LocalEngine` records the items one after another with the runtime it is given (what
-  ``record_split`` always did).
+  ``record_split`` always did; it lives in :mod:`medgate.eval.runner`, which uses it by
+  default, and is re-exported here).
 - :class:`RayEngine` starts actors (``num_cpus=1``), each assembling its own runtime from the
   run's :class:`~medgate.eval.runner.RuntimeRecipe`: its own model on one thread (or an
   OpenAI-compatible endpoint of its own), its own connection to the call cache. Each actor is
@@ -29,54 +30,28 @@ import os
 import sys
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from medgate.backends.registry import split_spec
 from medgate.config import MedgateConfig
 from medgate.errors import ConfigError, PrerequisiteError
 from medgate.eval.cache import CallRow
 from medgate.eval.data import EvalItem
-from medgate.eval.runner import ItemFailure, RecordedItem, Runtime, RuntimeRecipe, record_item
+from medgate.eval.runner import (
+    Engine,
+    ItemFailure,
+    LocalEngine,
+    RecordedItem,
+    Runtime,
+    RuntimeRecipe,
+    record_item,
+)
+
+__all__ = ["Engine", "LocalEngine", "RayEngine", "make_engine", "require_ray", "worker_configs"]
 
 #: The object store holds only items and their records (a few MB at most): a small one starts
 #: fast and leaves the machine's memory to the models.
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
-
-
-class Engine(Protocol):
-    """Records items of one run and reports each as soon as it is done."""
-
-    name: str
-    workers: int
-    """How many items are recorded side by side (known once the engine has started)."""
-
-    def record(
-        self,
-        runtime: Runtime,
-        items: Sequence[EvalItem],
-        on_item: Callable[[RecordedItem], None],
-    ) -> list[ItemFailure]:
-        """Record ``items`` (none of them in the store yet), calling ``on_item`` with each
-        record as it finishes; return the items that could not be recorded."""
-        ...
-
-
-class LocalEngine:
-    """This process, one item after another, with the runtime's own model."""
-
-    name = "local"
-    workers = 1
-
-    def record(
-        self,
-        runtime: Runtime,
-        items: Sequence[EvalItem],
-        on_item: Callable[[RecordedItem], None],
-    ) -> list[ItemFailure]:
-        # A failure stops the run here as it always has: the items before it are stored.
-        for item in items:
-            on_item(record_item(runtime, item))
-        return []
 
 
 def require_ray() -> Any:

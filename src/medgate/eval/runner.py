@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -40,9 +40,6 @@ from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalO
 from medgate.hrs.rarity import RarityCentroid, fit_centroid, load_centroid, save_centroid
 from medgate.hrs.retrieval import BM25Index
 from medgate.records import Record
-
-if TYPE_CHECKING:
-    from medgate.eval.engines import Engine
 
 Rounds = Literal["all", "ungated"]
 
@@ -362,6 +359,42 @@ def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:
     )
 
 
+class Engine(Protocol):
+    """Records items of one run and reports each as soon as it is done."""
+
+    name: str
+    workers: int
+    """How many items are recorded side by side (known once the engine has started)."""
+
+    def record(
+        self,
+        runtime: Runtime,
+        items: Sequence[EvalItem],
+        on_item: Callable[[RecordedItem], None],
+    ) -> list[ItemFailure]:
+        """Record ``items`` (none of them in the store yet), calling ``on_item`` with each
+        record as it finishes; return the items that could not be recorded."""
+        ...
+
+
+class LocalEngine:
+    """This process, one item after another, with the runtime's own model."""
+
+    name = "local"
+    workers = 1
+
+    def record(
+        self,
+        runtime: Runtime,
+        items: Sequence[EvalItem],
+        on_item: Callable[[RecordedItem], None],
+    ) -> list[ItemFailure]:
+        # A failure stops the run here as it always has: the items before it are stored.
+        for item in items:
+            on_item(record_item(runtime, item))
+        return []
+
+
 @dataclass
 class RecordingSummary:
     recorded: int
@@ -391,8 +424,6 @@ def record_split(
     in the order items finished; the records returned are in ``items`` order. Items an engine
     could not record are raised as a :class:`RecordingError` once every other item is stored.
     """
-    from medgate.eval.engines import LocalEngine
-
     engine = engine or LocalEngine()
     store = TrajectoryStore(root, runtime.spec)
     done = store.load()
