@@ -24,6 +24,15 @@ class PrerequisiteError(MedgateError):
     """An optional dependency or file is missing; the message names the command that fixes it."""
 
 
+class RecordingError(MedgateError):
+    """Some items of an evaluation run could not be recorded (every other item was stored);
+    ``failed`` holds their ids. Running the command again retries only those."""
+
+    def __init__(self, message: str, failed: list[str]) -> None:
+        super().__init__(message)
+        self.failed = failed
+
+
 class ModelError(MedgateError):
     """A model call failed, timed out, or returned something unusable."""
 

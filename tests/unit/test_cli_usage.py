@@ -55,8 +55,12 @@ def test_usage_mistake_prints_usage_and_exits_2(
             ("keys", "create", "--name", "x", "--role", "root"),
             "medgate: error: unknown role 'root'; use client, clinician or admin\n",
         ),
+        (
+            ("eval", "hrs", "--address", "auto"),
+            "medgate: error: --address, --workers and --api-base need --engine ray\n",
+        ),
     ],
-    ids=["raised-by-a-command", "caught-by-a-command"],
+    ids=["raised-by-a-command", "caught-by-a-command", "engine-option-without-ray"],
 )
 def test_medgate_error_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
     done = run_medgate(*args)

@@ -221,9 +221,18 @@ class LlamaCppModel:
         return token in self._eog_set
 
     def forget_prompt(self) -> None:
-        """Drop the cached prompt state, so the next call reads its prompt from scratch."""
+        """Drop the cached prompt state (the white-box engine's and chat's), so the next call
+        reads its prompt from scratch.
+
+        A prompt sharing a prefix with the previous one is decoded from where they part, in
+        batches that start there: other matrix shapes than a fresh read, so its logits differ
+        in the last bits and a greedy continuation can take another token. Forgetting makes a
+        call's numbers independent of the calls made before it in this process.
+        """
         with self._lock:
             self._engine.forget()
+            llm: Any = self.llm  # llama-cpp-python is untyped
+            llm.reset()
 
     def _label_ids(self, labels: tuple[str, ...]) -> dict[str, list[int]]:
         if labels not in self._label_cache:

@@ -14,7 +14,15 @@ import typer
 from medgate.cli import request_safety
 from medgate.cli.cases import ProfileOpt
 from medgate.cli.core import ModelOpt, config_with
-from medgate.cli.options import DEFAULT_OUT, OutOpt
+from medgate.cli.options import (
+    DEFAULT_OUT,
+    AddressOpt,
+    ApiBaseOpt,
+    EngineOpt,
+    OutOpt,
+    WorkersOpt,
+    engine_from,
+)
 from medgate.cli.options import command_line as _command
 from medgate.cli.options import eval_config as _config
 from medgate.cli.risk import register as register_risk
@@ -116,6 +124,10 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(help="First fit the rarity centroid on the training split's questions."),
         ] = False,
+        engine: EngineOpt = "local",
+        address: AddressOpt = None,
+        workers: WorkersOpt = None,
+        api_base: ApiBaseOpt = [],  # noqa: B006
     ) -> None:
         """Record (or reuse) trajectories and print the Table 2 metrics for one setting."""
         from medgate.eval.experiments import hrs_run, record
@@ -123,6 +135,7 @@ def register(app: typer.Typer) -> None:
         from medgate.eval.tables import hrs_markdown, print_hrs
 
         t0 = time.perf_counter()
+        engine_ = engine_from(engine, address, workers, api_base)
         config = _config(model, max_iterations, tau_e=tau_e, tau_p=tau_p, seed=seed)
         if fit_centroid:
             from medgate.eval.data import dataset_split
@@ -132,7 +145,7 @@ def register(app: typer.Typer) -> None:
             model_ = cached_model(config.model, config, call_cache(config))
             _, path = fit_training_centroid(config, dataset, train, model_)
             typer.echo(f"rarity centroid: {path}")
-        rec = record(config, dataset, split, limit, orchestrator, _rounds(rounds))
+        rec = record(config, dataset, split, limit, orchestrator, _rounds(rounds), engine=engine_)
         result = hrs_run(rec, config, cached_model(config.model, config, rec.cache))
         result["run"]["wall_seconds"] = time.perf_counter() - t0
         print_hrs(result)
@@ -158,6 +171,10 @@ def register(app: typer.Typer) -> None:
         rounds: RoundsOpt = "ungated",
         model: ModelOpt = None,
         out: OutOpt = DEFAULT_OUT,
+        engine: EngineOpt = "local",
+        address: AddressOpt = None,
+        workers: WorkersOpt = None,
+        api_base: ApiBaseOpt = [],  # noqa: B006
     ) -> None:
         """Table 2: the paper's three settings and a finer grid, replayed from one recording,
         plus AUROC, risk-coverage and accuracy at coverage."""
@@ -166,9 +183,10 @@ def register(app: typer.Typer) -> None:
         from medgate.eval.report import write_outputs
         from medgate.eval.tables import selective_markdown, thresholds_markdown
 
+        engine_ = engine_from(engine, address, workers, api_base)
         config = _config(model, max_iterations)
         for ds in dataset:
-            rec = record(config, ds, "test", limit, orchestrator, _rounds(rounds))
+            rec = record(config, ds, "test", limit, orchestrator, _rounds(rounds), engine=engine_)
             res = thresholds(rec, config, _model(config, rec))
             cmd = _command()
             write_outputs(
@@ -195,15 +213,20 @@ def register(app: typer.Typer) -> None:
         max_iterations: KOpt = 2,
         model: ModelOpt = None,
         out: OutOpt = DEFAULT_OUT,
+        engine: EngineOpt = "local",
+        address: AddressOpt = None,
+        workers: WorkersOpt = None,
+        api_base: ApiBaseOpt = [],  # noqa: B006
     ) -> None:
         """Table 4: Mann-Whitney U per signal, escalated vs. not, with effect sizes."""
         from medgate.eval.experiments import mann_whitney, record
         from medgate.eval.tables import mwu_markdown
 
+        engine_ = engine_from(engine, address, workers, api_base)
         config = _config(model, max_iterations)
         results = []
         for ds in dataset:
-            rec = record(config, ds, "test", limit, orchestrator, "ungated")
+            rec = record(config, ds, "test", limit, orchestrator, "ungated", engine=engine_)
             results.append(mann_whitney(rec, config, _model(config, rec)))
         _write_table(
             out,

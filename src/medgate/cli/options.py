@@ -13,6 +13,44 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Report folder for JSON, Mar
 DEFAULT_OUT = Path("docs/results")
 
 
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        help="local: record in this process, item after item; ray: spread items over Ray "
+        "actors, each with its own model on one thread (pip install 'medgate[ray]')."
+    ),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Ray cluster to use (the address `ray start --head` prints, or auto); default: "
+        "start a local Ray instance with this machine's cores."
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Ray actors recording side by side; default: the CPUs Ray reports, at most the "
+        "items to record."
+    ),
+]
+ApiBaseOpt = Annotated[
+    list[str],
+    typer.Option(
+        "--api-base",
+        help="An OpenAI-compatible endpoint serving the openai: answering model; repeat for "
+        "one Ray actor per endpoint.",
+    ),
+]
+
+
+def engine_from(engine: str, address: str | None, workers: int | None, api_base: list[str]) -> Any:
+    """The recording engine the options name (checked before any model is loaded)."""
+    from medgate.eval.engines import make_engine
+
+    return make_engine(engine, address, workers, api_base)
+
+
 def eval_config(model: str | None, k: int | None = None, **hrs: Any) -> Any:
     return config_with(model, max_iterations=k, **hrs)
 

@@ -8,7 +8,17 @@ from typing import Annotated, Any
 import typer
 
 from medgate.cli.core import ModelOpt
-from medgate.cli.options import DEFAULT_OUT, OutOpt, command_line, eval_config
+from medgate.cli.options import (
+    DEFAULT_OUT,
+    AddressOpt,
+    ApiBaseOpt,
+    EngineOpt,
+    OutOpt,
+    WorkersOpt,
+    command_line,
+    engine_from,
+    eval_config,
+)
 
 
 def register(ev: typer.Typer) -> None:
@@ -49,6 +59,10 @@ def register(ev: typer.Typer) -> None:
         ] = False,
         model: ModelOpt = None,
         out: OutOpt = DEFAULT_OUT,
+        engine: EngineOpt = "local",
+        address: AddressOpt = None,
+        workers: WorkersOpt = None,
+        api_base: ApiBaseOpt = [],  # noqa: B006
     ) -> None:
         """Fit the risk model on the training splits, certify its threshold on held-out
         training items, and evaluate it on the test splits beside the paper's rule (records
@@ -58,6 +72,7 @@ def register(ev: typer.Typer) -> None:
         from medgate.eval.risk_run import DATASETS, FEATURE_SETS, run_risk, write_item_logs
         from medgate.eval.tables import print_risk
 
+        engine_ = engine_from(engine, address, workers, api_base)
         config = eval_config(model, None)
         res = run_risk(
             config,
@@ -70,6 +85,7 @@ def register(ev: typer.Typer) -> None:
             ship=ship,
             recorded_only=recorded_only,
             command=command_line(),
+            engine=engine_,
         )
         for m in res["models"]:
             op = m.model.operating_point

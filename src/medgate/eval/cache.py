@@ -40,8 +40,18 @@ class CallStats:
     """What the cached calls took when they were first made."""
 
 
+#: One stored call: key, kind, JSON value, seconds it originally took.
+CallRow = tuple[str, str, str, float]
+
+
 class CallCache:
-    """SQLite store of call results: ``key -> (json value, seconds it originally took)``."""
+    """SQLite store of call results: ``key -> (json value, seconds it originally took)``.
+
+    Several processes of one machine may use one file at once (Ray actors do): WAL lets readers
+    go on while one writes, each write is its own short transaction, and a writer that finds
+    the file locked waits up to 60 s. WAL needs memory shared between the processes, so the
+    file must be on a local disk, never on a network file system shared between machines.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +65,9 @@ class CallCache:
         )
         self._db.commit()
         self.stats = CallStats()
+        self.journal: list[CallRow] | None = None
+        """When a list, every call stored from now on is appended to it too (to be sent to
+        another machine's cache with :meth:`merge`)."""
 
     def reset_stats(self) -> CallStats:
         old, self.stats = self.stats, CallStats()
@@ -74,6 +87,15 @@ class CallCache:
             self._db.execute(
                 "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?)", (key, kind, value, seconds)
             )
+            self._db.commit()
+        if self.journal is not None:
+            self.journal.append((key, kind, value, seconds))
+
+    def merge(self, rows: Sequence[CallRow]) -> None:
+        """Store calls made on another machine; a call already here is kept as it is (both are
+        the same computation)."""
+        with self._lock:
+            self._db.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?)", rows)
             self._db.commit()
 
     def size(self) -> int:
@@ -121,6 +143,13 @@ class CachedModel:
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    def forget_prompt(self) -> None:
+        """Make the wrapped model read its next prompt from scratch, if it is loaded and keeps
+        prompt state (llama.cpp); a model not yet loaded has nothing to forget."""
+        forget = getattr(self._model, "forget_prompt", None)
+        if callable(forget):
+            forget()
 
     def _real(self) -> LanguageModel:
         if self._model is None:

@@ -21,6 +21,7 @@ from medgate.eval.analysis import (
 )
 from medgate.eval.cache import CachedModel, CallCache
 from medgate.eval.data import EvalItem, Split, dataset_split
+from medgate.eval.engines import Engine
 from medgate.eval.metrics import (
     GateMetrics,
     accuracy_at_coverage,
@@ -80,8 +81,10 @@ def record(
     split_seed: int = 42,
     cache: CallCache | None = None,
     use_centroid: bool = True,
+    engine: Engine | None = None,
 ) -> Recording:
-    """Record (or reuse) trajectories for the first ``limit`` items of a split."""
+    """Record (or reuse) trajectories for the first ``limit`` items of a split, with ``engine``
+    (default: this process)."""
     split = dataset_split(dataset, config.data_dir, split_seed)
     items = split.part(split_name)[:limit] if limit else split.part(split_name)
     cache = cache or call_cache(config)
@@ -90,7 +93,7 @@ def record(
     runtime = build_runtime(
         config, dataset, split, split_name, orchestrator, centroid, rounds, cache=cache
     )
-    records, summary, store = record_split(runtime, items, store_dir(config))
+    records, summary, store = record_split(runtime, items, store_dir(config), engine=engine)
     return Recording(
         dataset, split_name, split, items, records, runtime.spec, summary, store, centroid, cache
     )
@@ -228,6 +231,9 @@ def hrs_run(rec: Recording, config: MedgateConfig, model: CachedModel) -> dict[s
             "seconds": rec.summary.seconds,
             "cache_hits": rec.summary.cache_hits,
             "cache_misses": rec.summary.cache_misses,
+            "model_seconds": rec.summary.model_seconds,
+            "engine": rec.summary.engine,
+            "workers": rec.summary.workers,
         },
     }
 

@@ -24,6 +24,7 @@ from typing import Any
 from medgate.config import HRSConfig, MedgateConfig, SuccessRule
 from medgate.errors import ConfigError
 from medgate.eval.data import dataset_split
+from medgate.eval.engines import Engine
 from medgate.eval.experiments import Recording, record, with_rarity
 from medgate.eval.risk_eval import ItemLine, headline, item_lines, risk_figures, write_items
 from medgate.eval.risk_fit import C_GRID, Recorded, fit_risk_model
@@ -57,13 +58,18 @@ K = 2
 
 
 def recorded_items(
-    config: MedgateConfig, dataset: str, split: str, limit: int | None, recorded_only: bool
+    config: MedgateConfig,
+    dataset: str,
+    split: str,
+    limit: int | None,
+    recorded_only: bool,
+    engine: Engine | None = None,
 ) -> tuple[list[RecordedItem], str, str]:
     """The split's first ``limit`` items as recorded (all rounds, retrieval, K), with the
     recording's file name and orchestrator; with ``recorded_only`` the items not yet recorded
     are left out and nothing is recorded."""
     if not recorded_only:
-        rec = record(config, dataset, split, limit, ORCHESTRATOR, "all")
+        rec = record(config, dataset, split, limit, ORCHESTRATOR, "all", engine=engine)
         records = _with_rarity(rec, config)
         return records, rec.store.path.name, rec.spec.orchestrator
     parts = dataset_split(dataset, config.data_dir)
@@ -171,15 +177,17 @@ def run_risk(
     recorded_only: bool = False,
     command: str = "",
     c_grid: Sequence[float] = C_GRID,
+    engine: Engine | None = None,
 ) -> dict[str, Any]:
-    """Fit, choose and evaluate; returns everything the report shows."""
+    """Fit, choose and evaluate; returns everything the report shows. Missing items are
+    recorded with ``engine`` (default: this process)."""
     config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": K})})
     train: dict[str, list[RecordedItem]] = {}
     recordings: dict[str, dict[str, str]] = {}
     orchestrator = ""
     for ds in datasets:
         records, name, orchestrator = recorded_items(
-            config, ds, "train", train_limit, recorded_only
+            config, ds, "train", train_limit, recorded_only, engine
         )
         share = own_context_share(records)
         recordings[ds] = {
@@ -218,7 +226,7 @@ def run_risk(
     paper = paper_config(config)
     tests: dict[str, Any] = {}
     for ds in datasets:
-        records, name, _ = recorded_items(config, ds, "test", test_limit, recorded_only)
+        records, name, _ = recorded_items(config, ds, "test", test_limit, recorded_only, engine)
         recordings[ds].update(test=name, test_items=str(len(records)))
         if not records:
             continue

@@ -21,14 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import Field
 
 from medgate.backends.embedded import EMBEDDED_MODELS
 from medgate.backends.registry import create_model, split_spec
 from medgate.config import HRSConfig, MedgateConfig
-from medgate.errors import ConfigError
+from medgate.errors import ConfigError, RecordingError
 from medgate.eval.cache import CachedModel, CallCache
 from medgate.eval.data import EvalItem, Split, items_digest, training_corpus
 from medgate.eval.progress import Progress
@@ -93,6 +93,26 @@ class RecordedItem(Record):
     recorded_at: str = ""
 
 
+class ItemFailure(Record):
+    """An item an engine could not record: never written to the store, always reported."""
+
+    item_id: str
+    error: str = Field(description="The exception's type and message, or how the worker died.")
+    worker: str = Field(default="", description="Which worker tried it (empty: this process).")
+
+
+def recording_error(failures: Sequence[ItemFailure], recorded: int, store: Path) -> RecordingError:
+    """One error naming every item that was not recorded, and where the others are."""
+    listed = "; ".join(
+        f"{f.item_id} ({f.worker + ': ' if f.worker else ''}{f.error})" for f in failures
+    )
+    return RecordingError(
+        f"{len(failures)} item(s) were not recorded: {listed}. The {recorded} item(s) recorded "
+        f"now are in {store}; run the command again to retry only the others.",
+        [f.item_id for f in failures],
+    )
+
+
 def model_fingerprint(spec: str, config: MedgateConfig) -> str:
     """The weights' identity without loading them where possible (embedded models)."""
     backend, target = split_spec(spec)
@@ -116,6 +136,38 @@ def call_cache(config: MedgateConfig) -> CallCache:
     return CallCache(config.cache_dir / "eval" / "calls.sqlite")
 
 
+@dataclass(frozen=True)
+class RuntimeRecipe:
+    """Everything :func:`build_runtime` was given, so that another process (a Ray actor) can
+    assemble the same gate with its own model and its own connection to the call cache.
+
+    It is pickled as it is: the split travels with it (a worker needs no data directory) and
+    the configuration is not validated again, so the worker never reads its own environment.
+    """
+
+    config: MedgateConfig
+    dataset: str
+    split: Split
+    split_name: str
+    orchestrator: str
+    centroid: RarityCentroid | None
+    rounds: Rounds
+    cache_path: Path
+
+    def build(self, config: MedgateConfig | None = None) -> Runtime:
+        """The runtime again, with ``config`` in place of the recorded one if given."""
+        return build_runtime(
+            config or self.config,
+            self.dataset,
+            self.split,
+            self.split_name,
+            self.orchestrator,
+            self.centroid,
+            self.rounds,
+            cache=CallCache(self.cache_path),
+        )
+
+
 @dataclass
 class Runtime:
     """A gate assembled for recording, with the spec that names its recording."""
@@ -124,6 +176,7 @@ class Runtime:
     baseline_gate: HRSGate
     spec: RunSpec
     cache: CallCache
+    recipe: RuntimeRecipe | None = None
 
 
 def store_dir(config: MedgateConfig) -> Path:
@@ -229,11 +282,15 @@ def build_runtime(
         # Only a recording with a second model names it, so other recordings keep their key.
         spec_.hrs["peer_model"] = peer.fingerprint
     base_cfg = hrs.model_copy(update={"max_iterations": 0})
+    recipe = RuntimeRecipe(
+        config, dataset, split, split_name, orchestrator, centroid, rounds, cache.path
+    )
     return Runtime(
         gate=HRSGate(answerer, orch, hrs, centroid, peer=peer),
         baseline_gate=HRSGate(answerer, orch, base_cfg, centroid, peer=peer),
         spec=spec_,
         cache=cache,
+        recipe=recipe,
     )
 
 
@@ -247,8 +304,26 @@ class TrajectoryStore(RunLog[RecordedItem]):
         self.spec: RunSpec = spec
 
 
+def _forget_prompts(runtime: Runtime) -> None:
+    """Start an item with models that remember no earlier prompt.
+
+    llama.cpp reuses the prefix an item's prompt shares with the previous item's, and decodes
+    the rest in batches placed differently from a fresh read: the item's numbers (and, through
+    a greedy token that flips, its reasoning) would depend on which item the same process
+    recorded before it. Forgotten, an item records the same values whether it is recorded
+    first or later, by this process or by a Ray actor, or after a resume. Re-reading the shared
+    prefix (the instructions) costs a fraction of a second an item.
+    """
+    gate = runtime.gate
+    for model in (gate.answerer, gate.peer, getattr(gate.orchestrator, "model", None)):
+        forget = getattr(model, "forget_prompt", None)
+        if callable(forget):
+            forget()
+
+
 def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:
     cache = runtime.cache
+    _forget_prompts(runtime)
     before = (cache.stats.hits, cache.stats.misses, cache.stats.fresh_seconds)
     replayed0 = cache.stats.replayed_seconds
     t0 = time.perf_counter()
@@ -284,6 +359,42 @@ def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:
     )
 
 
+class Engine(Protocol):
+    """Records items of one run and reports each as soon as it is done."""
+
+    name: str
+    workers: int
+    """How many items are recorded side by side (known once the engine has started)."""
+
+    def record(
+        self,
+        runtime: Runtime,
+        items: Sequence[EvalItem],
+        on_item: Callable[[RecordedItem], None],
+    ) -> list[ItemFailure]:
+        """Record ``items`` (none of them in the store yet), calling ``on_item`` with each
+        record as it finishes; return the items that could not be recorded."""
+        ...
+
+
+class LocalEngine:
+    """This process, one item after another, with the runtime's own model."""
+
+    name = "local"
+    workers = 1
+
+    def record(
+        self,
+        runtime: Runtime,
+        items: Sequence[EvalItem],
+        on_item: Callable[[RecordedItem], None],
+    ) -> list[ItemFailure]:
+        # A failure stops the run here as it always has: the items before it are stored.
+        for item in items:
+            on_item(record_item(runtime, item))
+        return []
+
+
 @dataclass
 class RecordingSummary:
     recorded: int
@@ -291,6 +402,11 @@ class RecordingSummary:
     seconds: float
     cache_hits: int
     cache_misses: int
+    model_seconds: float = 0.0
+    """Summed model-seconds of the items recorded now (as if uncached), to set beside
+    ``seconds`` (wall time): with several workers the sum exceeds the wall time."""
+    engine: str = "local"
+    workers: int = 1
 
 
 def record_split(
@@ -298,29 +414,49 @@ def record_split(
     items: Sequence[EvalItem],
     root: Path,
     on_item: Callable[[RecordedItem], None] | None = None,
+    engine: Engine | None = None,
 ) -> tuple[list[RecordedItem], RecordingSummary, TrajectoryStore]:
-    """Record every item not yet in the store; return all records in ``items`` order."""
+    """Record every item not yet in the store; return all records in ``items`` order.
+
+    ``engine`` decides where items are recorded (default: this process, one after another).
+    Whatever the engine, this process alone appends to the store, each item as soon as it
+    comes back, so an interruption loses at most the items in flight. The store's lines are
+    in the order items finished; the records returned are in ``items`` order. Items an engine
+    could not record are raised as a :class:`RecordingError` once every other item is stored.
+    """
+    engine = engine or LocalEngine()
     store = TrajectoryStore(root, runtime.spec)
     done = store.load()
     todo = [i for i in items if i.id not in done]
     t0 = time.perf_counter()
-    hits0, misses0 = runtime.cache.stats.hits, runtime.cache.stats.misses
     bar = Progress(len(items), f"{runtime.spec.dataset}/{runtime.spec.split}")
     if len(items) > len(todo):
         bar.done = len(items) - len(todo) - 1
         bar.update(0.0, f"({bar.done + 1} recorded before)")
-    for item in todo:
-        rec = record_item(runtime, item)
+    now: list[RecordedItem] = []
+
+    def finished(rec: RecordedItem) -> None:
         store.append(rec)
         done[rec.item_id] = rec
+        now.append(rec)
         if on_item:
             on_item(rec)
-        bar.update(rec.wall_seconds, f"{rec.cache_misses} new calls")
+        # Items recorded side by side: the ETA's rate is an item's time over the workers.
+        bar.update(rec.wall_seconds / max(1, engine.workers), f"{rec.cache_misses} new calls")
+
+    failures = engine.record(runtime, todo, finished) if todo else []
     summary = RecordingSummary(
-        recorded=len(todo),
+        recorded=len(now),
         reused=len(items) - len(todo),
         seconds=time.perf_counter() - t0,
-        cache_hits=runtime.cache.stats.hits - hits0,
-        cache_misses=runtime.cache.stats.misses - misses0,
+        # Counted from the records, not this process's cache: another engine's calls are made
+        # (and counted) where the items were recorded.
+        cache_hits=sum(r.cache_hits for r in now),
+        cache_misses=sum(r.cache_misses for r in now),
+        model_seconds=sum(r.model_seconds for r in now),
+        engine=engine.name,
+        workers=engine.workers,
     )
+    if failures:
+        raise recording_error(failures, len(now), store.path)
     return [done[i.id] for i in items], summary, store

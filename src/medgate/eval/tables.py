@@ -93,6 +93,13 @@ def print_hrs(result: dict[str, Any]) -> None:
         f"{r['cache_misses']} new, {r['cache_hits']} from cache; "
         f"wall {r.get('wall_seconds', r['seconds']):.1f} s"
     )
+    if "model_seconds" in r:
+        # Wall time against the items' summed model time: how far the workers overlapped.
+        typer.echo(
+            f"engine {r['engine']}, {r['workers']} worker(s): recording wall "
+            f"{r['seconds']:.1f} s, model-seconds of the items recorded now "
+            f"{r['model_seconds']:.1f} s"
+        )
 
 
 def hrs_markdown(result: dict[str, Any], command: str) -> str:
