@@ -114,7 +114,7 @@ def cost_usd(price: ModelPrice | None, prompt_tokens: int, completion_tokens: in
     ) / 1_000_000
 
 
-def _labels_for_token(token: str, labels: Sequence[str]) -> str | None:
+def labels_for_token(token: str, labels: Sequence[str]) -> str | None:
     """The label whose surface forms can begin with ``token``, if exactly one can.
 
     A black-box server does not expose its tokenizer, so the first token of ``" Yes"`` may be
@@ -187,6 +187,15 @@ class OpenAIBackend:
     @property
     def name(self) -> str:
         return f"openai:{self._model}"
+
+    @property
+    def api_base(self) -> str:
+        return self._api_base
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the server."""
+        return self._model
 
     @property
     def price(self) -> ModelPrice | None:
@@ -293,7 +302,7 @@ class OpenAIBackend:
             token = item["token"]
             logprob = self._float(item, "logprob")
             returned[token] = logprob
-            label = _labels_for_token(token, labels)
+            label = labels_for_token(token, labels)
             if label is not None:
                 weights[label] += math.exp(logprob)
         mass = sum(weights.values())
@@ -339,15 +348,31 @@ class OpenAIBackend:
         fallback["response_format"] = {"type": "json_object"}
         return fallback
 
-    def _post(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+    def payload(
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+    ) -> dict[str, Any]:
+        """A chat-completions request body for this model (the grey-box answerer extends it)."""
+        return self._payload(messages, max_tokens, temperature, seed)
+
+    def post(self, payload: Mapping[str, Any], path: str = "/chat/completions") -> dict[str, Any]:
+        """POST ``payload`` to ``path`` under the retry policy; the reply's JSON object.
+
+        A 400 raises :class:`RequestRejected`, so a caller that sent optional fields can ask
+        again without them; every other failure is a :class:`ModelError`.
+        """
+        return self._post(payload, path)
+
+    def _post(self, payload: Mapping[str, Any], path: str = "/chat/completions") -> dict[str, Any]:
         """POST under the retry policy (:mod:`medgate.retries`): retries on 408, 409, 429, 5xx
         and transport errors, all within one per-call deadline."""
 
         def attempt(left: float | None) -> dict[str, Any]:
             try:
-                response = self._client.post(
-                    "/chat/completions", json=payload, timeout=httpx.Timeout(left)
-                )
+                response = self._client.post(path, json=payload, timeout=httpx.Timeout(left))
             except httpx.TimeoutException:
                 raise Retryable(f"no reply within {self._timeout_s:g} s") from None
             except httpx.TransportError as exc:
@@ -359,6 +384,8 @@ class OpenAIBackend:
                 fmt = payload["response_format"]
                 if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
                     raise _Rejected(failure)
+            if response.status_code == 400:
+                raise RequestRejected(f"{self.name}: {failure}")
             if response.status_code in RETRYABLE_STATUS:
                 raise Retryable(failure, retry_after(response))
             raise ModelError(f"{self.name}: {failure}")
@@ -447,5 +474,9 @@ class OpenAIBackend:
         )
 
 
-class _Rejected(ModelError):
+class RequestRejected(ModelError):
+    """The server refused a request with 400 (a field it does not know, a prompt too long)."""
+
+
+class _Rejected(RequestRejected):
     """The server refused a ``json_schema`` response format with 400."""
