@@ -191,9 +191,10 @@ def test_samples_fall_back_to_seeded_requests_when_n_is_ignored(server: ReplaySe
 
 
 def test_embeddings_failure_says_unavailable_once(server: ReplayServer) -> None:
-    server.replies.extend([Reply(status=500, body={"error": "no embeddings"})] * 2)
+    # llama.cpp's server started without --embedding true, as recorded.
+    server.replies.extend([Reply(500, recorded("embeddings_refused_500.json"))] * 2)
     answerer_ = answerer(server)
-    with pytest.raises(EmbeddingUnavailable):
+    with pytest.raises(EmbeddingUnavailable, match="embedding=True"):
         answerer_.embed("aspirin")
     asked = len(server.requests)
     with pytest.raises(EmbeddingUnavailable):
@@ -210,3 +211,16 @@ def test_pool_serves_openai_answerer_as_grey_box(monkeypatch: pytest.MonkeyPatch
     assert model.fingerprint.startswith("served-")
     assert pool.roles()["answerer"].fingerprint is None
     assert CUE == "cue"
+
+
+def test_llama_cpp_server_refusing_json_schema_with_500_falls_back_to_json_mode(
+    server: ReplayServer,
+) -> None:
+    refused = recorded("json_schema_refused_500.json")
+    reply = recorded("main_reply_two_tokens.json")
+    server.replies.extend([Reply(500, refused), Reply(body=reply)])
+    answerer_ = answerer(server)
+    out = answerer_.chat(MESSAGES, json_schema={"type": "object"}, max_tokens=2)
+    assert out.text == reply["choices"][0]["message"]["content"]
+    kinds = [r["response_format"]["type"] for r in server.requests]
+    assert kinds == ["json_schema", "json_object"]

@@ -380,9 +380,12 @@ class OpenAIBackend:
             if response.status_code == 200:
                 return self._json_body(response)
             failure = f"HTTP {response.status_code}: {self._error_message(response)}"
-            if response.status_code == 400 and "response_format" in payload:
-                fmt = payload["response_format"]
-                if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            fmt = payload.get("response_format")
+            if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+                # llama-cpp-python's server answers a response_format it does not know with a
+                # 500 that names the field (a validation error), not with 400 or 422.
+                names_it = response.status_code == 500 and "response_format" in failure
+                if response.status_code in (400, 422) or names_it:
                     raise _Rejected(failure)
             if response.status_code == 400:
                 raise RequestRejected(f"{self.name}: {failure}")
