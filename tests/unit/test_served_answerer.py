@@ -224,3 +224,5 @@ def test_llama_cpp_server_refusing_json_schema_with_500_falls_back_to_json_mode(
     assert out.text == reply["choices"][0]["message"]["content"]
     kinds = [r["response_format"]["type"] for r in server.requests]
     assert kinds == ["json_schema", "json_object"]
+    # llama-cpp-python compiles the schema in JSON mode into a grammar.
+    assert server.requests[1]["response_format"]["schema"] == {"type": "object"}

@@ -160,6 +160,7 @@ class OpenAIBackend:
         )
         self._price = price_for(model, {**PRICES, **(prices or {})})
         self._json_schema_supported = True
+        self._json_mode_schema_supported = True
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -235,10 +236,10 @@ class OpenAIBackend:
             except _Rejected:
                 # Older vLLM/Ollama/llama.cpp builds know only JSON mode. Remember that only if
                 # JSON mode then works: otherwise the 400 was about something else.
-                body = self._post(self._json_mode(payload, json_schema))
+                body = self._post_json_mode(payload, json_schema)
                 self._json_schema_supported = False
         elif json_schema is not None:
-            body = self._post(self._json_mode(payload, json_schema))
+            body = self._post_json_mode(payload, json_schema)
         else:
             body = self._post(payload)
         text = self._content(body)
@@ -333,6 +334,23 @@ class OpenAIBackend:
         if seed is not None:
             payload["seed"] = seed
         return payload
+
+    def _post_json_mode(self, payload: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+        """JSON mode, with the schema in ``response_format`` where the server accepts it
+        (llama-cpp-python's server compiles it into a grammar, so a small model's reply fits
+        the schema); a server that refuses that key with 400 gets plain JSON mode, and that is
+        remembered."""
+        fallback = self._json_mode(payload, schema)
+        if self._json_mode_schema_supported:
+            try:
+                return self._post(
+                    {**fallback, "response_format": {"type": "json_object", "schema": dict(schema)}}
+                )
+            except RequestRejected:
+                body = self._post(fallback)
+                self._json_mode_schema_supported = False
+                return body
+        return self._post(fallback)
 
     @staticmethod
     def _json_mode(payload: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
