@@ -325,6 +325,12 @@ class ServedAnswerer:
         kept = min(kept, p.max_tokens)
         reasoning = positions[:kept]
         text = "".join(tokens[:kept])
+        message = choice.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kept == len(tokens) and isinstance(content, str):
+            # The whole reply: the server's own text, since per-token pieces can drop the
+            # halves of a character split across tokens.
+            text = content
         fields: dict[str, Any] = {}
         slot = p.answer_slot
         if slot is not None:
@@ -379,10 +385,9 @@ class ServedAnswerer:
     def embed(self, text: str) -> list[float]:
         """The server's embedding of ``text`` (``POST /embeddings``).
 
-        This is whatever the server computes (llama.cpp's server: its pooling, started with
-        ``--embedding true``), not the in-process mean of the last hidden state, so a rarity
-        centroid must be fitted on the same server. A server without the endpoint is asked
-        once; :class:`EmbeddingUnavailable` then says so at once.
+        This is whatever the server computes, not necessarily the in-process mean of the last
+        hidden state, so a rarity centroid must be fitted on the same server. A server without
+        the endpoint is asked once; :class:`EmbeddingUnavailable` then says so at once.
         """
         if self._embedding_failure is not None:
             raise EmbeddingUnavailable(self._embedding_failure)
