@@ -37,6 +37,10 @@ class ModelError(MedgateError):
     """A model call failed, timed out, or returned something unusable."""
 
 
+class EmbeddingUnavailable(ModelError):
+    """The model cannot embed text (a server without a usable embeddings endpoint)."""
+
+
 class ContextOverflowError(ModelError):
     """A prompt is longer than the model's context window leaves room for."""
 

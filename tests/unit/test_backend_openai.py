@@ -236,15 +236,16 @@ def test_json_schema_rejected_falls_back_to_json_mode(server: ReplayServer) -> N
 def test_unrelated_400_does_not_disable_json_schema(server: ReplayServer) -> None:
     too_long = {"error": {"message": "This model's maximum context length is 128000 tokens."}}
     schema = {"type": "object"}
-    server.replies.extend(
-        [Reply(400, too_long), Reply(400, too_long), Reply(body=completion("{}"))]
-    )
+    server.replies.extend([Reply(400, too_long)] * 3 + [Reply(body=completion("{}"))])
     with backend(server) as model:
         with pytest.raises(ModelError, match="maximum context length"):
             model.chat(QUESTION, json_schema=schema)
         model.chat(QUESTION, json_schema=schema)
     kinds = [r["response_format"]["type"] for r in server.requests]
-    assert kinds == ["json_schema", "json_object", "json_schema"]
+    # JSON mode is tried with the schema in response_format, then without it.
+    assert kinds == ["json_schema", "json_object", "json_object", "json_schema"]
+    assert "schema" in server.requests[1]["response_format"]
+    assert "schema" not in server.requests[2]["response_format"]
 
 
 def test_429_then_success_is_retried(server: ReplayServer) -> None:

@@ -9,6 +9,7 @@ import pytest
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
 from medgate.config import RevertRule, SuccessRule
+from medgate.errors import EmbeddingUnavailable
 from medgate.events import Event, EventKind
 from medgate.hrs import ModelOrchestrator, Outcome, decide
 from medgate.hrs.gate import HRSGate
@@ -251,3 +252,38 @@ def test_repeated_facts_are_injected_once_and_a_stall_escalates() -> None:
     hrs = hrs_report(verdict)
     assert hrs.decision.outcome == Outcome.STALLED
     assert [f.text for f in hrs.trajectory.iterations[-1].knowledge] == ["fact"]
+
+
+class _NoEmbeddings(FakeModel):
+    """An answerer behind a server without an embeddings endpoint."""
+
+    def embed(self, text: str) -> list[float]:
+        raise EmbeddingUnavailable("openai:m: no embedding from the server (HTTP 404)")
+
+
+def test_no_embedding_from_a_server_leaves_rarity_not_computed_and_decides() -> None:
+    model = _NoEmbeddings("answerer").script_completion(
+        "Question:", completion(CONFIDENT), repeat=True
+    )
+    centroid = RarityCentroid(
+        model_fingerprint="fake:answerer",
+        dimension=2,
+        n_questions=1,
+        source="test",
+        fitted_at="now",
+        centroid=[1.0, 0.0],
+    )
+    cfg = hrs_config(signals=["entropy", "perplexity", "rarity"])
+    verdict = HRSGate(model, orchestrator(), cfg, centroid).check(CASE)
+    rarity = hrs_report(verdict).trajectory.iterations[0].signals["rarity"]
+    assert rarity.value is None and "HTTP 404" in (rarity.note or "")
+    assert verdict.status is Status.RELEASED
+
+
+def test_a_decision_signal_not_computed_escalates() -> None:
+    # A served model that answers before writing any reasoning: no token for perplexity.
+    model = answerer({}, completion(CONFIDENT, logprobs=[]))
+    verdict = HRSGate(model, orchestrator(), hrs_config()).check(CASE)
+    assert verdict.status is Status.ESCALATED
+    assert "a decision signal was not computed (perplexity" in verdict.reason
+    assert hrs_report(verdict).decision.outcome is Outcome.UNRELIABLE

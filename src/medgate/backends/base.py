@@ -87,6 +87,21 @@ class Completion(Record):
     opening_label_mass: FiniteFloat | None = Field(
         default=None, description="Raw probability mass the labels had at the first token."
     )
+    unseen_labels: list[str] = Field(
+        default_factory=list,
+        description="Labels the backend could not see at the answer slot (a server shows only "
+        "its top tokens); each was given an upper bound, never 0. Empty for white-box backends.",
+    )
+    unseen_mass: FiniteFloat | None = Field(
+        default=None,
+        description="Probability the visible tokens at the answer slot left unaccounted for; "
+        "None where the whole distribution was read.",
+    )
+    answer_read: str | None = Field(
+        default=None,
+        description="How a served answerer read the answer slot: 'cue' (after the cue the "
+        "model wrote) or 'follow_up' (a second request); None for the in-process slot.",
+    )
     prompt_tokens: int = 0
     seconds: float = 0.0
 

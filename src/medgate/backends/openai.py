@@ -114,7 +114,7 @@ def cost_usd(price: ModelPrice | None, prompt_tokens: int, completion_tokens: in
     ) / 1_000_000
 
 
-def _labels_for_token(token: str, labels: Sequence[str]) -> str | None:
+def labels_for_token(token: str, labels: Sequence[str]) -> str | None:
     """The label whose surface forms can begin with ``token``, if exactly one can.
 
     A black-box server does not expose its tokenizer, so the first token of ``" Yes"`` may be
@@ -160,6 +160,7 @@ class OpenAIBackend:
         )
         self._price = price_for(model, {**PRICES, **(prices or {})})
         self._json_schema_supported = True
+        self._json_mode_schema_supported = True
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -187,6 +188,15 @@ class OpenAIBackend:
     @property
     def name(self) -> str:
         return f"openai:{self._model}"
+
+    @property
+    def api_base(self) -> str:
+        return self._api_base
+
+    @property
+    def model(self) -> str:
+        """The model name sent to the server."""
+        return self._model
 
     @property
     def price(self) -> ModelPrice | None:
@@ -226,10 +236,10 @@ class OpenAIBackend:
             except _Rejected:
                 # Older vLLM/Ollama/llama.cpp builds know only JSON mode. Remember that only if
                 # JSON mode then works: otherwise the 400 was about something else.
-                body = self._post(self._json_mode(payload, json_schema))
+                body = self._post_json_mode(payload, json_schema)
                 self._json_schema_supported = False
         elif json_schema is not None:
-            body = self._post(self._json_mode(payload, json_schema))
+            body = self._post_json_mode(payload, json_schema)
         else:
             body = self._post(payload)
         text = self._content(body)
@@ -293,7 +303,7 @@ class OpenAIBackend:
             token = item["token"]
             logprob = self._float(item, "logprob")
             returned[token] = logprob
-            label = _labels_for_token(token, labels)
+            label = labels_for_token(token, labels)
             if label is not None:
                 weights[label] += math.exp(logprob)
         mass = sum(weights.values())
@@ -325,6 +335,23 @@ class OpenAIBackend:
             payload["seed"] = seed
         return payload
 
+    def _post_json_mode(self, payload: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+        """JSON mode, with the schema in ``response_format`` where the server accepts it
+        (llama-cpp-python's server compiles it into a grammar, so a small model's reply fits
+        the schema); a server that refuses that key with 400 gets plain JSON mode, and that is
+        remembered."""
+        fallback = self._json_mode(payload, schema)
+        if self._json_mode_schema_supported:
+            try:
+                return self._post(
+                    {**fallback, "response_format": {"type": "json_object", "schema": dict(schema)}}
+                )
+            except RequestRejected:
+                body = self._post(fallback)
+                self._json_mode_schema_supported = False
+                return body
+        return self._post(fallback)
+
     @staticmethod
     def _json_mode(payload: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
         """JSON mode does not carry the schema, so the schema goes into a system message (OpenAI
@@ -339,15 +366,31 @@ class OpenAIBackend:
         fallback["response_format"] = {"type": "json_object"}
         return fallback
 
-    def _post(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+    def payload(
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+    ) -> dict[str, Any]:
+        """A chat-completions request body for this model (the grey-box answerer extends it)."""
+        return self._payload(messages, max_tokens, temperature, seed)
+
+    def post(self, payload: Mapping[str, Any], path: str = "/chat/completions") -> dict[str, Any]:
+        """POST ``payload`` to ``path`` under the retry policy; the reply's JSON object.
+
+        A 400 raises :class:`RequestRejected`, so a caller that sent optional fields can ask
+        again without them; every other failure is a :class:`ModelError`.
+        """
+        return self._post(payload, path)
+
+    def _post(self, payload: Mapping[str, Any], path: str = "/chat/completions") -> dict[str, Any]:
         """POST under the retry policy (:mod:`medgate.retries`): retries on 408, 409, 429, 5xx
         and transport errors, all within one per-call deadline."""
 
         def attempt(left: float | None) -> dict[str, Any]:
             try:
-                response = self._client.post(
-                    "/chat/completions", json=payload, timeout=httpx.Timeout(left)
-                )
+                response = self._client.post(path, json=payload, timeout=httpx.Timeout(left))
             except httpx.TimeoutException:
                 raise Retryable(f"no reply within {self._timeout_s:g} s") from None
             except httpx.TransportError as exc:
@@ -355,10 +398,15 @@ class OpenAIBackend:
             if response.status_code == 200:
                 return self._json_body(response)
             failure = f"HTTP {response.status_code}: {self._error_message(response)}"
-            if response.status_code == 400 and "response_format" in payload:
-                fmt = payload["response_format"]
-                if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            fmt = payload.get("response_format")
+            if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+                # llama-cpp-python's server answers a response_format it does not know with a
+                # 500 that names the field (a validation error), not with 400 or 422.
+                names_it = response.status_code == 500 and "response_format" in failure
+                if response.status_code in (400, 422) or names_it:
                     raise _Rejected(failure)
+            if response.status_code == 400:
+                raise RequestRejected(f"{self.name}: {failure}")
             if response.status_code in RETRYABLE_STATUS:
                 raise Retryable(failure, retry_after(response))
             raise ModelError(f"{self.name}: {failure}")
@@ -447,5 +495,9 @@ class OpenAIBackend:
         )
 
 
-class _Rejected(ModelError):
+class RequestRejected(ModelError):
+    """The server refused a request with 400 (a field it does not know, a prompt too long)."""
+
+
+class _Rejected(RequestRejected):
     """The server refused a ``json_schema`` response format with 400."""

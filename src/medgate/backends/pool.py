@@ -10,7 +10,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from medgate.backends.base import LanguageModel, WhiteBoxModel
+from medgate.backends.openai import OpenAIBackend
 from medgate.backends.registry import create_model
+from medgate.backends.served import ServedAnswerer
 from medgate.config import MedgateConfig
 from medgate.errors import ConfigError
 from medgate.records import Record
@@ -36,6 +38,7 @@ class ModelPool:
     def __init__(self, config: MedgateConfig) -> None:
         self.config = config
         self._models: dict[str, LanguageModel] = {}
+        self._served: dict[str, WhiteBoxModel] = {}
         self._roles: dict[str, str] = {}
 
     def get(self, spec: str, *, role: str | None = None) -> LanguageModel:
@@ -47,14 +50,22 @@ class ModelPool:
         return self._models[spec]
 
     def white_box(self, spec: str, *, role: str | None = None) -> WhiteBoxModel:
-        """The model ``spec`` names, which must let medgate read its probabilities."""
+        """The model ``spec`` names, which must let medgate read its probabilities.
+
+        A model behind an OpenAI-compatible server (``openai:``) is read as a grey box
+        (:class:`~medgate.backends.served.ServedAnswerer`), sharing the role's HTTP client.
+        """
         model = self.get(spec, role=role)
-        if not isinstance(model, WhiteBoxModel):
-            raise ConfigError(
-                f"{spec} cannot be the {role or 'answerer'}: the HRS signals need a white-box "
-                "backend (llamacpp, embedded, transformers)"
-            )
-        return model
+        if isinstance(model, WhiteBoxModel):
+            return model
+        if isinstance(model, OpenAIBackend):
+            if spec not in self._served:
+                self._served[spec] = ServedAnswerer(model)
+            return self._served[spec]
+        raise ConfigError(
+            f"{spec} cannot be the {role or 'answerer'}: the HRS signals need a white-box "
+            "backend (llamacpp, embedded, transformers) or an OpenAI-compatible server (openai:)"
+        )
 
     def roles(self) -> dict[str, ModelInfo]:
         """Each role asked for so far, and the model serving it."""

@@ -132,6 +132,28 @@ def print_logged(record_id: str | None) -> None:
         typer.echo(f"logged:  {record_id}   (medgate log show {record_id[:12]})")
 
 
+def gguf_path(spec: str, config: MedgateConfig) -> Path:
+    """The GGUF file a llama.cpp spec runs on: an embedded model's assembled, verified file,
+    or the path a ``llamacpp:`` spec names (which must exist)."""
+    from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded
+    from medgate.backends.registry import split_spec
+
+    backend, target = split_spec(spec)
+    if backend == "embedded":
+        if target not in EMBEDDED_MODELS:
+            known = ", ".join(sorted(EMBEDDED_MODELS))
+            raise InputError(f"unknown embedded model {target!r}; known: {known}")
+        return resolve_embedded(target, config.cache_dir)
+    if backend == "llamacpp" and target.startswith("embedded:"):
+        return gguf_path(target, config)
+    if backend == "llamacpp" and target:
+        file = Path(target).expanduser()
+        if not file.is_file():
+            raise InputError(f"{file} is not a file")
+        return file.resolve()
+    raise InputError(f"{spec} names no GGUF file (use embedded:NAME or llamacpp:/path.gguf)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def ask(
@@ -191,12 +213,24 @@ def register(app: typer.Typer) -> None:
     def models(
         model: ModelOpt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+        path: Annotated[
+            str | None,
+            typer.Option(
+                "--path",
+                metavar="SPEC",
+                help="Print only the GGUF file SPEC runs on (embedded models are assembled and "
+                "verified first), e.g. to start a server on it.",
+            ),
+        ] = None,
     ) -> None:
         """Show the configured models, where each setting came from, and what is installed."""
         from medgate.backends.embedded import EMBEDDED_MODELS
         from medgate.backends.registry import available_backends
 
         config = config_with(model)
+        if path is not None:
+            typer.echo(gguf_path(path, config))
+            return
         source = (
             "--model flag"
             if model

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from medgate.backends.base import AnswerSlot, DecodeParams, WhiteBoxModel
 from medgate.config import HRSConfig
-from medgate.errors import ModelError
+from medgate.errors import EmbeddingUnavailable, ModelError
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.prompts import ANSWER_CUE, REASONING_STOPS, answerer_messages
 from medgate.hrs.signals import ModelRun, Need, Signal
@@ -74,6 +74,8 @@ def probe(
         label_mass=greedy.label_mass,
         opening_distribution=greedy.opening_label_probs,
         opening_label_mass=greedy.opening_label_mass,
+        unseen_labels=greedy.unseen_labels,
+        answer_read=greedy.answer_read,
         reasoning=greedy.text.strip(),
         reasoning_logprobs=greedy.token_logprobs,
         prompt_tokens=greedy.prompt_tokens,
@@ -96,6 +98,11 @@ def probe(
         timings.append(Timing(stage="peer", seconds=time.perf_counter() - t0))
     if Need.EMBEDDING in needs:
         t0 = time.perf_counter()
-        run.question_embedding = model.embed(case.question)
+        try:
+            run.question_embedding = model.embed(case.question)
+        except EmbeddingUnavailable as exc:
+            # A server without embeddings: rarity (a guidance signal) says not computed; the
+            # answer and the decision signals stand.
+            run.embedding_note = str(exc)
         timings.append(Timing(stage="embedding", seconds=time.perf_counter() - t0))
     return run, timings

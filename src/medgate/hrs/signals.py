@@ -51,6 +51,16 @@ class ModelRun(Record):
     opening_label_mass: float | None = Field(
         default=None, description="Probability the labels had at the first token."
     )
+    unseen_labels: list[str] = Field(
+        default_factory=list,
+        description="Labels a served answerer could not see among the top tokens at the answer "
+        "slot (each given an upper bound, never 0).",
+    )
+    answer_read: str | None = Field(
+        default=None,
+        description="How a served answerer read the answer slot ('cue' or 'follow_up'); None "
+        "for the in-process slot.",
+    )
     reasoning: str = Field(default="", description="The reasoning written before the answer.")
     reasoning_logprobs: list[float] = Field(default_factory=list)
     sample_distributions: list[dict[str, float]] = Field(
@@ -62,6 +72,9 @@ class ModelRun(Record):
         default=0, ge=0, description="Tokens written: the reasoning and every sample's."
     )
     question_embedding: list[float] | None = Field(default=None, exclude=True)
+    embedding_note: str | None = Field(
+        default=None, description="Why the question has no embedding, when the model gave none."
+    )
     peer_answer: str | None = Field(
         default=None, description="The second model's answer to the same prompt, when asked."
     )
@@ -170,9 +183,8 @@ class RaritySignal:
         if ctx.centroid is None:
             return SignalValue(name=self.name, value=None, layer=self.layer, note=ctx.centroid_note)
         if run.question_embedding is None:
-            return SignalValue(
-                name=self.name, value=None, layer=self.layer, note="no question embedding"
-            )
+            note = run.embedding_note or "no question embedding"
+            return SignalValue(name=self.name, value=None, layer=self.layer, note=note)
         centroid, embedding = ctx.centroid, run.question_embedding
         return _value(self, lambda: measures.cosine_distance(embedding, centroid))
 

@@ -1,0 +1,410 @@
+"""The HRS answerer over an OpenAI-compatible server: a grey box.
+
+A server (OpenAI, vLLM, TGI, Ollama, llama.cpp's server) does not hand out its logits, but a
+chat completion with ``logprobs: true, top_logprobs: 20`` reports each generated token's
+log-probability and the twenty most probable tokens at each position. :class:`ServedAnswerer`
+reads the HRS inputs from that, behind the same operations as a white-box backend
+(:class:`~medgate.backends.base.WhiteBoxModel`), so the HRS gate does not know the difference:
+
+* **the answer slot** — the model writes its reasoning, then ``Answer: <label>``; the label
+  distribution is read from ``top_logprobs`` at the first token after the cue. When the cue
+  does not follow the reasoning (the model ended its turn, or used up the budget), a second
+  request sends the reasoning with the cue appended as the assistant's message and reads the
+  first token of the reply (:data:`FOLLOW_UP`). Servers that continue a final assistant
+  message (vLLM's ``continue_final_message``) read exactly the in-process answer slot there;
+  the others (llama.cpp's server, OpenAI) open a new assistant turn after it, which is a
+  different reading, recorded as such on the completion (``answer_read``).
+* **labels outside the top tokens** — a label none of whose surface forms is among the visible
+  tokens is listed in ``unseen_labels`` and given the most it can have for one surface form:
+  the smallest visible probability, at most the mass no visible token took. It is never 0.
+* **perplexity** from the reasoning tokens' log-probabilities, cut before the first stop word
+  by the same rule as the in-process engine.
+* **ambiguity** from seeded samples: one request with ``n`` where the server returns ``n``
+  choices, separate seeded requests otherwise.
+* **rarity** from ``POST /embeddings`` where the server has it; otherwise
+  :class:`EmbeddingUnavailable`, which the probe reports as rarity not computed.
+
+What HTTP cannot do: forbid the answer words before a minimum reasoning length (only the end
+of turn, through ``min_tokens``, on servers that know it), or read the answer slot inside the
+same turn after the model ended it. Every failure is a :class:`ModelError`, so the gate fails
+closed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import Field
+
+from medgate.backends.base import (
+    ChatMessage,
+    ChatReply,
+    Completion,
+    DecodeParams,
+    renormalise,
+)
+from medgate.backends.openai import (
+    MAX_TOP_LOGPROBS,
+    OpenAIBackend,
+    RequestRejected,
+    labels_for_token,
+)
+from medgate.errors import EmbeddingUnavailable, ModelError
+from medgate.records import Record
+
+#: Tokens allowed after the reasoning budget, so the cue and the label fit in the same reply.
+CUE_ROOM = 16
+
+#: Tokens the follow-up request may write; only the first is read.
+FOLLOW_UP_TOKENS = 3
+
+AnswerRead = Literal["cue", "follow_up"]
+CUE: AnswerRead = "cue"
+"""The model wrote the answer cue itself; the label was read at the token after it."""
+FOLLOW_UP: AnswerRead = "follow_up"
+"""A second request read the first token after the reasoning and the cue."""
+
+
+class TopToken(Record):
+    token: str
+    logprob: float
+
+
+class Position(Record):
+    """One generated token as the server reports it."""
+
+    token: str
+    logprob: float
+    top: list[TopToken]
+
+
+class LabelReading(Record):
+    probs: dict[str, float]
+    mass: float = Field(description="Visible probability of the labels' surface forms.")
+    unseen: list[str]
+    unseen_mass: float
+
+
+def read_labels(top: Sequence[TopToken], labels: Sequence[str]) -> LabelReading:
+    """The label distribution at one position from its visible top tokens.
+
+    A token counts toward a label when it can begin it (:func:`labels_for_token`). A label with
+    no visible token gets the smallest visible probability, capped by the mass no visible token
+    took: the most any one of its surface forms can have. Setting it to 0 would make the model
+    look surer than the server showed.
+    """
+    if not top:
+        raise ModelError("the server returned no top_logprobs at the answer slot")
+    probs = [math.exp(t.logprob) for t in top]
+    weights = dict.fromkeys(labels, 0.0)
+    seen: set[str] = set()
+    for t, p in zip(top, probs, strict=True):
+        label = labels_for_token(t.token, labels)
+        if label is not None:
+            weights[label] += p
+            seen.add(label)
+    unseen_mass = max(0.0, 1.0 - sum(probs))
+    unseen = [label for label in labels if label not in seen]
+    bound = min(min(probs), unseen_mass)
+    mass = sum(weights.values())
+    for label in unseen:
+        weights[label] = bound
+    return LabelReading(
+        probs=renormalise(weights), mass=mass, unseen=unseen, unseen_mass=unseen_mass
+    )
+
+
+def reasoning_length(tokens: Sequence[str], stops: Sequence[str]) -> tuple[int, int]:
+    """How many tokens are reasoning, and where the first stop word starts (-1: none).
+
+    The same rule as the in-process engine: the tokens that end before the first stop word.
+    """
+    text = "".join(tokens)
+    cut = min((i for s in stops if (i := text.find(s)) >= 0), default=-1)
+    if cut < 0:
+        return len(tokens), -1
+    end = 0
+    kept = 0
+    for token in tokens:
+        end += len(token)
+        if end > cut:
+            break
+        kept += 1
+    return kept, cut
+
+
+def cue_slot(tokens: Sequence[str], cut: int, cue: str) -> int | None:
+    """The index of the token right after the answer cue the model wrote at ``cut``, or None
+    when the text there is not the cue or no token starts exactly where it ends."""
+    text = "".join(tokens)
+    written = cue.strip()
+    if cut < 0 or text[cut : cut + len(written)].lower() != written.lower():
+        return None
+    end = cut + len(written)
+    start = 0
+    for i, token in enumerate(tokens):
+        if start == end:
+            return i
+        if start > end:
+            return None
+        start += len(token)
+    return None
+
+
+class ServedAnswerer:
+    """The HRS answerer on a model behind an OpenAI-compatible server (see the module)."""
+
+    #: Sampling fields that make a llama.cpp or vLLM server decode as the in-process engine
+    #: does (no repetition penalty, no top-k/min-p cut before sampling); servers that refuse
+    #: them with 400 are asked again without them, and that is remembered.
+    NEUTRAL_SAMPLING: Mapping[str, Any] = {"repeat_penalty": 1.0, "top_k": 0, "min_p": 0.0}
+
+    def __init__(self, backend: OpenAIBackend) -> None:
+        self.backend = backend
+        self._identity = f"{backend.api_base}|{backend.name}"
+        self._extras_supported = True
+        self._n_supported = True
+        self._embedding_failure: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies the endpoint and model name, not the weights (which a server hides):
+        artifacts fitted for one served model are not applied to another, nor to the
+        in-process model with the same weights, whose answer slot is read differently."""
+        return "served-" + hashlib.sha256(self._identity.encode()).hexdigest()
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        role: str = "agent",
+    ) -> ChatReply:
+        return self.backend.chat(
+            messages,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            json_schema=json_schema,
+            role=role,
+        )
+
+    # -- the white-box operations, over HTTP ------------------------------------------------
+
+    def complete(self, messages: Sequence[ChatMessage], params: DecodeParams) -> Completion:
+        return self.complete_batch(messages, [params])[0]
+
+    def complete_batch(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams]
+    ) -> list[Completion]:
+        """One completion per entry of ``params``; sampled entries that differ only by seed go
+        in one request with ``n`` where the server honours it."""
+        out: dict[int, Completion] = {}
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(params):
+            key = p.model_copy(update={"seed": None}).model_dump_json()
+            groups.setdefault(key if p.temperature > 0 else f"greedy{i}", []).append(i)
+        for indices in groups.values():
+            for i, completion in zip(indices, self._run(messages, params, indices), strict=True):
+                out[i] = completion
+        return [out[i] for i in range(len(params))]
+
+    def _run(
+        self, messages: Sequence[ChatMessage], params: Sequence[DecodeParams], indices: list[int]
+    ) -> list[Completion]:
+        first = params[indices[0]]
+        started = time.perf_counter()
+        choices: list[tuple[dict[str, Any], int]] = []
+        if len(indices) > 1 and self._n_supported:
+            body = self._generate(messages, first, n=len(indices))
+            got = self._choices(body)
+            if len(got) < len(indices):
+                # llama.cpp's server ignores n: ask for the rest one by one, with their seeds.
+                self._n_supported = False
+            choices = [(c, self._prompt_tokens(body)) for c in got[: len(indices)]]
+        for i in indices[len(choices) :]:
+            body = self._generate(messages, params[i], n=1)
+            choices.append((self._choices(body)[0], self._prompt_tokens(body)))
+        return [
+            self._completion(messages, params[i], choice, prompt, started)
+            for i, (choice, prompt) in zip(indices, choices, strict=True)
+        ]
+
+    def _generate(self, messages: Sequence[ChatMessage], p: DecodeParams, n: int) -> dict[str, Any]:
+        budget = p.max_tokens + (CUE_ROOM if p.answer_slot is not None else 0)
+        payload = self.backend.payload(messages, budget, p.temperature, p.seed)
+        payload.update(logprobs=True, top_logprobs=MAX_TOP_LOGPROBS)
+        if p.temperature > 0:
+            payload["top_p"] = 1.0
+        if n > 1:
+            payload["n"] = n
+        extras: dict[str, Any] = dict(self.NEUTRAL_SAMPLING)
+        if p.min_tokens:
+            # Forbids only the end of turn (llama.cpp, vLLM); the answer words cannot be
+            # forbidden over HTTP, so a model may still answer before this many tokens.
+            extras["min_tokens"] = p.min_tokens
+        return self._post(payload, extras)
+
+    def _post(self, payload: dict[str, Any], extras: Mapping[str, Any]) -> dict[str, Any]:
+        if self._extras_supported and extras:
+            try:
+                return self.backend.post({**payload, **extras})
+            except RequestRejected:
+                # Only remembered when the plain request then works: the 400 was about them.
+                body = self.backend.post(payload)
+                self._extras_supported = False
+                return body
+        return self.backend.post(payload)
+
+    def _choices(self, body: Mapping[str, Any]) -> list[dict[str, Any]]:
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise ModelError(f"{self.name}: the reply has no choices")
+        if not all(isinstance(c, dict) for c in choices):
+            raise ModelError(f"{self.name}: malformed choices in the reply")
+        return choices
+
+    def _prompt_tokens(self, body: Mapping[str, Any]) -> int:
+        usage = body.get("usage")
+        value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return value if isinstance(value, int) and value >= 0 else 0
+
+    def _positions(self, choice: Mapping[str, Any]) -> list[Position]:
+        if choice.get("finish_reason") == "content_filter":
+            raise ModelError(f"{self.name}: the reply was cut by the server's content filter")
+        logprobs = choice.get("logprobs")
+        content = logprobs.get("content") if isinstance(logprobs, dict) else None
+        if not isinstance(content, list):
+            raise ModelError(
+                f"{self.name}: the server returned no logprobs; the HRS signals need a server "
+                "that reports them (logprobs, top_logprobs) or a white-box backend"
+            )
+        out = []
+        for entry in content:
+            try:
+                position = Position(
+                    token=entry["token"],
+                    logprob=entry["logprob"],
+                    top=[
+                        TopToken(token=t["token"], logprob=t["logprob"])
+                        for t in entry["top_logprobs"]
+                    ],
+                )
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ModelError(f"{self.name}: malformed logprobs entry {entry!r:.160}") from exc
+            numbers = [position.logprob, *(t.logprob for t in position.top)]
+            if not all(math.isfinite(x) and x <= 0.0 for x in numbers):
+                raise ModelError(f"{self.name}: a log-probability is not a finite number <= 0")
+            out.append(position)
+        return out
+
+    def _completion(
+        self,
+        messages: Sequence[ChatMessage],
+        p: DecodeParams,
+        choice: Mapping[str, Any],
+        prompt_tokens: int,
+        started: float,
+    ) -> Completion:
+        positions = self._positions(choice)
+        tokens = [pos.token for pos in positions]
+        kept, cut = reasoning_length(tokens, p.stop)
+        # Past the budget the in-process engine stops and appends the cue: so does this.
+        within = kept <= p.max_tokens
+        kept = min(kept, p.max_tokens)
+        reasoning = positions[:kept]
+        text = "".join(tokens[:kept])
+        message = choice.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if kept == len(tokens) and isinstance(content, str):
+            # The whole reply: the server's own text, since per-token pieces can drop the
+            # halves of a character split across tokens.
+            text = content
+        fields: dict[str, Any] = {}
+        slot = p.answer_slot
+        if slot is not None:
+            at = cue_slot(tokens, cut, slot.cue) if within else None
+            if at is not None and at < len(positions):
+                reading, how = read_labels(positions[at].top, slot.labels), CUE
+            else:
+                top = self._follow_up(messages, text, slot.cue)
+                reading, how = read_labels(top, slot.labels), FOLLOW_UP
+            fields.update(
+                label_probs=reading.probs,
+                label_mass=reading.mass,
+                unseen_labels=reading.unseen,
+                unseen_mass=reading.unseen_mass,
+                answer_read=how,
+            )
+            if positions:
+                opening = read_labels(positions[0].top, slot.labels)
+                fields.update(opening_label_probs=opening.probs, opening_label_mass=opening.mass)
+        return Completion(
+            text=text,
+            token_logprobs=[pos.logprob for pos in reasoning],
+            prompt_tokens=prompt_tokens,
+            seconds=time.perf_counter() - started,
+            **fields,
+        )
+
+    def _follow_up(
+        self, messages: Sequence[ChatMessage], reasoning: str, cue: str
+    ) -> list[TopToken]:
+        """The top tokens right after the reasoning and the cue, asked for in a second request.
+
+        The reasoning and the cue go in as the assistant's message. ``continue_final_message``
+        asks servers that support it (vLLM) to continue that message, which is the in-process
+        answer slot; others answer in a new assistant turn, which the docs call a different
+        reading.
+        """
+        turn = ChatMessage(role="assistant", content=reasoning + cue)
+        payload = self.backend.payload([*messages, turn], FOLLOW_UP_TOKENS, 0.0, None)
+        payload.update(logprobs=True, top_logprobs=MAX_TOP_LOGPROBS)
+        extras = {
+            **self.NEUTRAL_SAMPLING,
+            "continue_final_message": True,
+            "add_generation_prompt": False,
+        }
+        body = self._post(payload, extras)
+        positions = self._positions(self._choices(body)[0])
+        if not positions:
+            raise ModelError(f"{self.name}: the server generated no token after the answer cue")
+        return positions[0].top
+
+    def embed(self, text: str) -> list[float]:
+        """The server's embedding of ``text`` (``POST /embeddings``).
+
+        This is whatever the server computes, not necessarily the in-process mean of the last
+        hidden state, so a rarity centroid must be fitted on the same server. A server without
+        the endpoint is asked once; :class:`EmbeddingUnavailable` then says so at once.
+        """
+        if self._embedding_failure is not None:
+            raise EmbeddingUnavailable(self._embedding_failure)
+        try:
+            body = self.backend.post(
+                {"model": self.backend.model, "input": text}, path="/embeddings"
+            )
+            data = body.get("data")
+            vector = data[0].get("embedding") if isinstance(data, list) and data else None
+            if isinstance(vector, list) and vector and isinstance(vector[0], list):
+                raise ModelError("the server returned one embedding per token, not one per text")
+            if not isinstance(vector, list) or not vector:
+                raise ModelError("the reply holds no embedding")
+            out = [float(x) for x in vector]
+            if not all(math.isfinite(x) for x in out):
+                raise ModelError("the embedding holds a value that is not a finite number")
+            return out
+        except (ModelError, TypeError, ValueError, AttributeError) as exc:
+            self._embedding_failure = f"{self.name}: no embedding from the server ({exc})"
+            raise EmbeddingUnavailable(self._embedding_failure) from exc
