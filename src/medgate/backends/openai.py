@@ -224,7 +224,7 @@ class OpenAIBackend:
         json_schema: Mapping[str, Any] | None = None,
         role: str = "agent",
     ) -> ChatReply:
-        payload = self._payload(messages, max_tokens, temperature, seed)
+        payload = self.payload(messages, max_tokens, temperature, seed)
         started = time.perf_counter()
         if json_schema is not None and self._json_schema_supported:
             payload["response_format"] = {
@@ -232,7 +232,7 @@ class OpenAIBackend:
                 "json_schema": {"name": _schema_name(json_schema), "schema": dict(json_schema)},
             }
             try:
-                body = self._post(payload)
+                body = self.post(payload)
             except _Rejected:
                 # Older vLLM/Ollama/llama.cpp builds know only JSON mode. Remember that only if
                 # JSON mode then works: otherwise the 400 was about something else.
@@ -241,7 +241,7 @@ class OpenAIBackend:
         elif json_schema is not None:
             body = self._post_json_mode(payload, json_schema)
         else:
-            body = self._post(payload)
+            body = self.post(payload)
         text = self._content(body)
         return ChatReply(text=text, usage=self._usage(body, role, started))
 
@@ -257,10 +257,10 @@ class OpenAIBackend:
         role: str = "answerer",
     ) -> LogprobReply:
         """A reply with the log-probability of each generated token (the perplexity input)."""
-        payload = self._payload(messages, max_tokens, temperature, seed)
+        payload = self.payload(messages, max_tokens, temperature, seed)
         payload["logprobs"] = True
         started = time.perf_counter()
-        body = self._post(payload)
+        body = self.post(payload)
         text = self._content(body)
         entries = self._logprob_entries(body)
         logprobs = [self._float(entry, "logprob") for entry in entries]
@@ -284,11 +284,11 @@ class OpenAIBackend:
         """
         if not labels:
             raise ConfigError("label_distribution needs at least one label")
-        payload = self._payload(messages, max_tokens=1, temperature=0.0, seed=None)
+        payload = self.payload(messages, max_tokens=1, temperature=0.0, seed=None)
         payload["logprobs"] = True
         payload["top_logprobs"] = max(1, min(top_logprobs, MAX_TOP_LOGPROBS))
         started = time.perf_counter()
-        body = self._post(payload)
+        body = self.post(payload)
         entries = self._logprob_entries(body)
         if not entries:
             raise ModelError(f"{self.name}: the server generated no token to read labels from")
@@ -316,13 +316,14 @@ class OpenAIBackend:
 
     # -- HTTP ------------------------------------------------------------------------------
 
-    def _payload(
+    def payload(
         self,
         messages: Sequence[ChatMessage],
         max_tokens: int,
         temperature: float,
         seed: int | None,
     ) -> dict[str, Any]:
+        """A chat-completions request body for this model (the grey-box answerer extends it)."""
         if not messages:
             raise ModelError(f"{self.name}: no messages to send")
         payload: dict[str, Any] = {
@@ -343,14 +344,14 @@ class OpenAIBackend:
         fallback = self._json_mode(payload, schema)
         if self._json_mode_schema_supported:
             try:
-                return self._post(
+                return self.post(
                     {**fallback, "response_format": {"type": "json_object", "schema": dict(schema)}}
                 )
             except RequestRejected:
-                body = self._post(fallback)
+                body = self.post(fallback)
                 self._json_mode_schema_supported = False
                 return body
-        return self._post(fallback)
+        return self.post(fallback)
 
     @staticmethod
     def _json_mode(payload: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -366,27 +367,14 @@ class OpenAIBackend:
         fallback["response_format"] = {"type": "json_object"}
         return fallback
 
-    def payload(
-        self,
-        messages: Sequence[ChatMessage],
-        max_tokens: int,
-        temperature: float,
-        seed: int | None,
-    ) -> dict[str, Any]:
-        """A chat-completions request body for this model (the grey-box answerer extends it)."""
-        return self._payload(messages, max_tokens, temperature, seed)
-
     def post(self, payload: Mapping[str, Any], path: str = "/chat/completions") -> dict[str, Any]:
-        """POST ``payload`` to ``path`` under the retry policy; the reply's JSON object.
+        """POST ``payload`` to ``path`` under the retry policy (:mod:`medgate.retries`): retries
+        on 408, 409, 429, 5xx and transport errors, all within one per-call deadline; returns
+        the reply's JSON object.
 
         A 400 raises :class:`RequestRejected`, so a caller that sent optional fields can ask
         again without them; every other failure is a :class:`ModelError`.
         """
-        return self._post(payload, path)
-
-    def _post(self, payload: Mapping[str, Any], path: str = "/chat/completions") -> dict[str, Any]:
-        """POST under the retry policy (:mod:`medgate.retries`): retries on 408, 409, 429, 5xx
-        and transport errors, all within one per-call deadline."""
 
         def attempt(left: float | None) -> dict[str, Any]:
             try:
