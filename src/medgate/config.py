@@ -43,6 +43,17 @@ def default_data_dir() -> Path:
     return Path("../shared/data")
 
 
+#: Where the repository keeps its HRS recordings, relative to a working copy's root.
+REPOSITORY_RECORDINGS = Path("docs/results/recordings")
+
+
+def default_recordings_dir() -> Path | None:
+    """The repository's recordings when run from a working copy that has them, else none: a
+    recording is hours of model time, so the runs the results were computed from travel with the
+    repository instead of living only in one machine's cache."""
+    return REPOSITORY_RECORDINGS if REPOSITORY_RECORDINGS.is_dir() else None
+
+
 class SuccessRule(StrEnum):
     """How the decision layer decides: the paper's two rules over entropy and perplexity, or
     medgate's fitted risk model."""
@@ -460,7 +471,9 @@ class CareGuardConfig(Section):
 
 
 #: Settings that say where things run and are kept, not how a case is decided.
-OPERATIONAL_SETTINGS = frozenset({"store", "server", "log", "cache_dir", "data_dir"})
+OPERATIONAL_SETTINGS = frozenset(
+    {"store", "server", "log", "cache_dir", "data_dir", "recordings_dir"}
+)
 
 
 class MedgateConfig(BaseSettings):
@@ -505,6 +518,12 @@ class MedgateConfig(BaseSettings):
     )
     cache_dir: Path = Field(default_factory=default_cache_dir)
     data_dir: Path = Field(default_factory=default_data_dir)
+    recordings_dir: Path | None = Field(
+        default_factory=default_recordings_dir,
+        description="A directory of gzipped HRS recordings (one file per run, named by its spec) "
+        "that recording starts from and writes back to; default: docs/results/recordings when "
+        "the working directory has it, else none (recordings stay in cache_dir only).",
+    )
 
     def extension(self, name: str, settings: type[S]) -> S:
         """The settings section ``[extensions.NAME]`` as the component's ``settings`` model,

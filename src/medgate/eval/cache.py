@@ -125,11 +125,16 @@ class CachedModel:
         name: str,
         fingerprint: str,
         cache: CallCache,
+        numerics: str = "",
     ) -> None:
         self._factory = factory
         self._model: LanguageModel | None = None
         self._name = name
         self._fingerprint = fingerprint
+        # Part of every call's key, not of the fingerprint: the same weights run with another
+        # thread count give slightly different numbers, and a cached call must not stand in for
+        # one made under other numerics (artifacts stay bound to the weights alone).
+        self._key_fingerprint = f"{fingerprint}@{numerics}" if numerics else fingerprint
         self.cache = cache
 
     @property
@@ -169,7 +174,7 @@ class CachedModel:
         return model
 
     def _cached(self, kind: str, payload: Mapping[str, Any], run: Callable[[], str]) -> str:
-        key = call_key(self._fingerprint, kind, payload)
+        key = call_key(self._key_fingerprint, kind, payload)
         hit = self.cache.get(key)
         if hit is not None:
             self.cache.stats.hits += 1

@@ -52,6 +52,8 @@ __all__ = ["Engine", "LocalEngine", "RayEngine", "make_engine", "require_ray", "
 #: The object store holds only items and their records (a few MB at most): a small one starts
 #: fast and leaves the machine's memory to the models.
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
+#: A model actor holds one CPU, so its model runs one thread.
+ACTOR_THREADS = 1
 
 
 def require_ray() -> Any:
@@ -80,8 +82,8 @@ def worker_configs(
                 f"--api-base serves an openai: answering model, not {config.model!r}; "
                 "set --model openai:NAME"
             )
-        return [_backend(base, n_threads=1, api_base=url) for url in api_bases]
-    return [_backend(base, n_threads=1) for _ in range(workers)]
+        return [_backend(base, n_threads=ACTOR_THREADS, api_base=url) for url in api_bases]
+    return [_backend(base, n_threads=ACTOR_THREADS) for _ in range(workers)]
 
 
 def _backend(config: MedgateConfig, **options: object) -> MedgateConfig:
@@ -154,6 +156,7 @@ class RayEngine:
     api_bases: tuple[str, ...] = ()
     name: str = dataclasses.field(default="ray", init=False)
     workers: int = dataclasses.field(default=1, init=False)
+    threads: int | None = dataclasses.field(default=ACTOR_THREADS, init=False)
 
     def record(
         self,

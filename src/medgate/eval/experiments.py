@@ -42,6 +42,7 @@ from medgate.eval.runner import (
     existing_centroid,
     record_split,
     store_dir,
+    with_engine_threads,
 )
 from medgate.hrs.rarity import RarityCentroid
 
@@ -85,6 +86,7 @@ def record(
 ) -> Recording:
     """Record (or reuse) trajectories for the first ``limit`` items of a split, with ``engine``
     (default: this process)."""
+    config = with_engine_threads(config, engine)
     split = dataset_split(dataset, config.data_dir, split_seed)
     items = split.part(split_name)[:limit] if limit else split.part(split_name)
     cache = cache or call_cache(config)
@@ -93,7 +95,9 @@ def record(
     runtime = build_runtime(
         config, dataset, split, split_name, orchestrator, centroid, rounds, cache=cache
     )
-    records, summary, store = record_split(runtime, items, store_dir(config), engine=engine)
+    records, summary, store = record_split(
+        runtime, items, store_dir(config), engine=engine, archive=config.recordings_dir
+    )
     return Recording(
         dataset, split_name, split, items, records, runtime.spec, summary, store, centroid, cache
     )

@@ -36,6 +36,7 @@ from medgate.eval.runner import (
     call_cache,
     existing_centroid,
     store_dir,
+    with_engine_threads,
 )
 from medgate.hrs.risk import (
     SHIPPED_DIR,
@@ -68,6 +69,7 @@ def recorded_items(
     """The split's first ``limit`` items as recorded (all rounds, retrieval, K), with the
     recording's file name and orchestrator; with ``recorded_only`` the items not yet recorded
     are left out and nothing is recorded."""
+    config = with_engine_threads(config, engine)
     if not recorded_only:
         rec = record(config, dataset, split, limit, ORCHESTRATOR, "all", engine=engine)
         records = _with_rarity(rec, config)
@@ -78,11 +80,9 @@ def recorded_items(
     answerer = cached_model(config.model, config, cache)
     centroid = existing_centroid(config, dataset, parts.train, answerer)
     runtime = build_runtime(config, dataset, parts, split, ORCHESTRATOR, centroid, "all", cache)
-    path = store_dir(config) / "trajectories" / f"{dataset}-{split}-{runtime.spec.key()}.jsonl"
-    if not path.is_file():
-        return [], path.name, runtime.spec.orchestrator  # not recorded yet
-    done = TrajectoryStore(store_dir(config), runtime.spec).load()
-    return [done[i.id] for i in items if i.id in done], path.name, runtime.spec.orchestrator
+    store = TrajectoryStore(store_dir(config), runtime.spec, config.recordings_dir)
+    done = store.load()  # empty when not recorded yet
+    return [done[i.id] for i in items if i.id in done], store.path.name, runtime.spec.orchestrator
 
 
 def _with_rarity(rec: Recording, config: MedgateConfig) -> list[RecordedItem]:

@@ -14,8 +14,10 @@ the rounds policy. Lines are appended per item, so an interrupted run resumes wh
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +66,11 @@ class RunSpec(Record):
     split_seed: int
     model: str
     model_fingerprint: str
+    threads: int | None = Field(
+        default=None,
+        description="CPU threads of an in-process llama.cpp answerer: its numbers depend on them "
+        "(None: a backend whose numerics medgate does not set).",
+    )
     orchestrator: str
     orchestrator_fingerprint: str
     hrs: dict[str, object]
@@ -126,9 +133,31 @@ def model_fingerprint(spec: str, config: MedgateConfig) -> str:
     return str(fp) if fp else spec
 
 
+#: Backends that run llama.cpp in this process, where ``backend.n_threads`` sets the numerics.
+LLAMACPP_BACKENDS = frozenset({"embedded", "llamacpp"})
+
+
+def model_threads(spec: str, config: MedgateConfig) -> int | None:
+    """The thread count an in-process llama.cpp model of ``spec`` runs with, else None.
+
+    llama.cpp splits its matrix products by thread, so the same prompt read with another
+    thread count gives log-probabilities that differ in the last digits, and now and then a
+    greedy token that flips; a recording and its cached calls are only repeatable at the
+    thread count they were made with.
+    """
+    if split_spec(spec)[0] not in LLAMACPP_BACKENDS:
+        return None
+    return config.backend.n_threads or os.cpu_count() or 1
+
+
 def cached_model(spec: str, config: MedgateConfig, cache: CallCache) -> CachedModel:
+    threads = model_threads(spec, config)
     return CachedModel(
-        lambda: create_model(spec, config), spec, model_fingerprint(spec, config), cache
+        lambda: create_model(spec, config),
+        spec,
+        model_fingerprint(spec, config),
+        cache,
+        numerics=f"threads={threads}" if threads else "",
     )
 
 
@@ -181,6 +210,14 @@ class Runtime:
 
 def store_dir(config: MedgateConfig) -> Path:
     return config.cache_dir / "eval"
+
+
+def with_engine_threads(config: MedgateConfig, engine: Engine | None) -> MedgateConfig:
+    """``config`` with the model thread count ``engine`` runs its workers with, if it sets one."""
+    if engine is None or engine.threads is None:
+        return config
+    backend = config.backend.model_copy(update={"n_threads": engine.threads})
+    return config.model_copy(update={"backend": backend})
 
 
 def corpus_index(train: Sequence[EvalItem]) -> tuple[BM25Index, str]:
@@ -270,6 +307,7 @@ def build_runtime(
         split_seed=split.seed,
         model=config.model,
         model_fingerprint=answerer.fingerprint,
+        threads=model_threads(config.model, config),
         orchestrator=orch_name,
         orchestrator_fingerprint=orch_fp,
         hrs={f: getattr(hrs, f) for f in CALL_FIELDS},
@@ -296,12 +334,52 @@ def build_runtime(
 
 class TrajectoryStore(RunLog[RecordedItem]):
     """The run log of one HRS recording: a :class:`RecordedItem` per item, named by its
-    :class:`RunSpec`."""
+    :class:`RunSpec`.
 
-    def __init__(self, root: Path, spec: RunSpec) -> None:
+    With an ``archive`` directory (``recordings_dir``: the repository's recordings), the store
+    starts from the items archived there under the same name and :meth:`save_archive` writes
+    every item back, gzipped: recordings made on one machine are resumed and read on another.
+    """
+
+    def __init__(self, root: Path, spec: RunSpec, archive: Path | None = None) -> None:
         stem = f"{spec.dataset}-{spec.split}-{spec.key()}"
         super().__init__(root / "trajectories" / f"{stem}.jsonl", RecordedItem, spec)
         self.spec: RunSpec = spec
+        self.archive = archive / f"{stem}.jsonl.gz" if archive is not None else None
+        if self.archive is not None and self.archive.is_file():
+            self._take_archived(self.archive)
+
+    def _take_archived(self, archive: Path) -> None:
+        have = self.load()
+        with gzip.open(archive, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                rec = RecordedItem.model_validate_json(line)
+                if rec.item_id not in have:
+                    self.append(rec)
+
+    def save_archive(self) -> Path | None:
+        """Write every stored item to the archive (in the order recorded), with the spec beside
+        it; byte-identical for the same items, so an unchanged recording leaves no diff."""
+        if self.archive is None:
+            return None
+        items = self.load()
+        if not items:
+            return None
+        self.archive.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(rec.model_dump_json() + "\n" for rec in items.values())
+        tmp = self.archive.with_suffix(".tmp")
+        # No name and no time in the gzip header, so the same items give the same bytes.
+        with (
+            tmp.open("wb") as raw,
+            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh,
+        ):
+            fh.write(text.encode("utf-8"))
+        tmp.replace(self.archive)
+        manifest = self.archive.with_name(self.archive.name.removesuffix(".jsonl.gz") + ".json")
+        manifest.write_text(self.spec.model_dump_json(indent=2) + "\n")
+        return self.archive
 
 
 def _forget_prompts(runtime: Runtime) -> None:
@@ -365,6 +443,9 @@ class Engine(Protocol):
     name: str
     workers: int
     """How many items are recorded side by side (known once the engine has started)."""
+    threads: int | None
+    """The model thread count every worker runs with, when the engine sets it (a recording
+    names its thread count, so the run is assembled with it); None: the configured one."""
 
     def record(
         self,
@@ -382,6 +463,7 @@ class LocalEngine:
 
     name = "local"
     workers = 1
+    threads: int | None = None
 
     def record(
         self,
@@ -415,6 +497,7 @@ def record_split(
     root: Path,
     on_item: Callable[[RecordedItem], None] | None = None,
     engine: Engine | None = None,
+    archive: Path | None = None,
 ) -> tuple[list[RecordedItem], RecordingSummary, TrajectoryStore]:
     """Record every item not yet in the store; return all records in ``items`` order.
 
@@ -423,9 +506,11 @@ def record_split(
     comes back, so an interruption loses at most the items in flight. The store's lines are
     in the order items finished; the records returned are in ``items`` order. Items an engine
     could not record are raised as a :class:`RecordingError` once every other item is stored.
+    With ``archive`` (``recordings_dir``), the store starts from the archived items of the same
+    recording and writes them all back when done or interrupted.
     """
     engine = engine or LocalEngine()
-    store = TrajectoryStore(root, runtime.spec)
+    store = TrajectoryStore(root, runtime.spec, archive)
     done = store.load()
     todo = [i for i in items if i.id not in done]
     t0 = time.perf_counter()
@@ -444,7 +529,12 @@ def record_split(
         # Items recorded side by side: the ETA's rate is an item's time over the workers.
         bar.update(rec.wall_seconds / max(1, engine.workers), f"{rec.cache_misses} new calls")
 
-    failures = engine.record(runtime, todo, finished) if todo else []
+    try:
+        failures = engine.record(runtime, todo, finished) if todo else []
+    finally:
+        # Also when interrupted: what was recorded travels with the repository.
+        if now:
+            store.save_archive()
     summary = RecordingSummary(
         recorded=len(now),
         reused=len(items) - len(todo),

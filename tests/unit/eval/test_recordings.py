@@ -1,0 +1,113 @@
+"""Recordings that travel with the repository, and the thread count a recording is made with."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from medgate.backends.base import ChatMessage
+from medgate.backends.fake import FakeModel
+from medgate.config import load_config
+from medgate.eval.cache import CachedModel, CallCache
+from medgate.eval.engines import RayEngine
+from medgate.eval.runner import (
+    LocalEngine,
+    RunSpec,
+    TrajectoryStore,
+    model_threads,
+    with_engine_threads,
+)
+
+from .helpers import recorded
+
+
+def _spec(threads: int | None = 1) -> RunSpec:
+    return RunSpec(
+        dataset="toy",
+        split="train",
+        split_seed=42,
+        model="embedded:tiny",
+        model_fingerprint="abc",
+        threads=threads,
+        orchestrator="retrieval",
+        orchestrator_fingerprint="corpus",
+        hrs={"max_iterations": 2},
+        centroid=None,
+        rounds="all",
+    )
+
+
+def test_a_store_starts_from_its_archive_and_writes_every_item_back(tmp_path: Path) -> None:
+    archive = tmp_path / "recordings"
+    first = TrajectoryStore(tmp_path / "machine-a", _spec(), archive)
+    first.append(recorded("a", "yes", ("yes", 0.2, 0.1)))
+    first.append(recorded("b", "no", ("yes", 0.9, 0.5), ("no", 0.3, 0.2)))
+    saved = first.save_archive()
+    assert saved is not None and saved.name == first.path.name + ".gz"
+    assert saved.with_name(first.path.stem + ".json").is_file()  # the spec beside it
+    # Another machine's empty cache starts from the archive, and adds to it.
+    second = TrajectoryStore(tmp_path / "machine-b", _spec(), archive)
+    assert set(second.load()) == {"a", "b"}
+    assert second.load()["b"].trajectory.iterations[1].run.answer == "no"
+    second.append(recorded("c", "yes", ("no", 0.7, 0.4)))
+    second.save_archive()
+    with gzip.open(saved, "rt") as fh:
+        assert [line[:20] for line in fh][-1].startswith('{"item_id":"c"')
+    # Items the cache has and the archive lacks are kept: the two are merged, not replaced.
+    assert set(TrajectoryStore(tmp_path / "machine-a", _spec(), archive).load()) == {"a", "b", "c"}
+
+
+def test_the_archive_is_byte_identical_for_the_same_items(tmp_path: Path) -> None:
+    archive = tmp_path / "recordings"
+    store = TrajectoryStore(tmp_path / "cache", _spec(), archive)
+    store.append(recorded("a", "yes", ("yes", 0.2, 0.1)))
+    path = store.save_archive()
+    assert path is not None
+    before = path.read_bytes()
+    again = TrajectoryStore(tmp_path / "other", _spec(), archive).save_archive()
+    assert again == path and path.read_bytes() == before
+
+
+def test_no_archive_directory_writes_nothing(tmp_path: Path) -> None:
+    store = TrajectoryStore(tmp_path, _spec())
+    store.append(recorded("a", "yes", ("yes", 0.2, 0.1)))
+    assert store.save_archive() is None
+    assert not list(tmp_path.rglob("*.gz"))
+
+
+def test_a_recording_with_another_thread_count_is_another_recording() -> None:
+    assert _spec(1).key() != _spec(2).key()
+
+
+def test_thread_count_of_in_process_llamacpp_models_only(tmp_path: Path) -> None:
+    cfg = load_config(cache_dir=tmp_path, backend={"n_threads": 3})
+    assert model_threads("embedded:qwen2.5-coder-0.5b", cfg) == 3
+    assert model_threads("/models/x.gguf", cfg) == 3
+    assert model_threads("openai:served", cfg) is None
+    assert model_threads("fake:m", cfg) is None
+    unset = load_config(cache_dir=tmp_path)
+    threads = model_threads("embedded:qwen2.5-coder-0.5b", unset)
+    assert threads is not None and threads >= 1
+
+
+def test_the_ray_engine_records_with_its_actors_thread_count(tmp_path: Path) -> None:
+    cfg = load_config(cache_dir=tmp_path, backend={"n_threads": 2})
+    assert with_engine_threads(cfg, RayEngine()).backend.n_threads == 1
+    assert with_engine_threads(cfg, LocalEngine()).backend.n_threads == 2
+    assert with_engine_threads(cfg, None) is cfg
+
+
+def test_cached_calls_are_keyed_by_their_numerics(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "calls.sqlite")
+    fake = FakeModel("m")
+    fake.script_chat("hi", "one thread")
+    msgs = [ChatMessage(role="user", content="hi")]
+    one = CachedModel(lambda: fake, "m", fake.fingerprint, cache, numerics="threads=1")
+    assert one.chat(msgs).text == "one thread"
+    two = CachedModel(lambda: FakeModel("m"), "m", fake.fingerprint, cache, numerics="threads=2")
+    # Not replayed from the one-thread call: the unscripted model is asked and fails.
+    with pytest.raises(Exception, match="unscripted"):
+        two.chat(msgs)
+    assert one.fingerprint == two.fingerprint == fake.fingerprint
