@@ -14,5 +14,10 @@ def _isolated_cache(
 ) -> None:
     """Keep each test's artifacts out of the user's cache, except the assembled model files."""
     monkeypatch.delenv("MEDGATE_CONFIG", raising=False)
+    # A test's recordings never reach (or start from) the repository's archived ones.
+    monkeypatch.delenv("MEDGATE_RECORDINGS_DIR", raising=False)
+    monkeypatch.setattr(
+        "medgate.config.REPOSITORY_RECORDINGS", tmp_path_factory.mktemp("no-recordings") / "none"
+    )
     # Cases decided by `ask` and `care` are logged; each test gets its own log.
     monkeypatch.setenv("MEDGATE_LOG__PATH", str(tmp_path_factory.mktemp("log") / "cases.db"))
