@@ -13,9 +13,11 @@ from medgate.careguard.datasets import MEDSAFETYBENCH
 from medgate.careguard.records import RequestSafety
 from medgate.careguard.request_safety import (
     ARTIFACT_FILE,
+    ARTIFACT_VERSION,
     REQUEST_SCREENS,
     RequestSafetyClassifier,
     build_request_screen,
+    ngrams,
     read_artifact,
     save_artifact,
     used_medsafetybench_ids,
@@ -23,9 +25,13 @@ from medgate.careguard.request_safety import (
 from medgate.careguard.request_safety_fit import (
     Corpus,
     LabelledRequest,
+    features,
+    fit_vocabulary,
     heldout_categories,
+    ngram_matrix,
     part_metrics,
     part_of,
+    probabilities,
     threshold_within_budget,
 )
 from medgate.careguard.request_safety_fit import (
@@ -101,10 +107,28 @@ def test_the_threshold_is_the_lowest_within_every_benign_kinds_budget() -> None:
     scores = [0.9, 0.2, 0.6, 0.1, 0.95]
     # Budget 0 for each kind: above the highest benign score of either kind.
     threshold = threshold_within_budget(scores, requests, 0.0)
-    assert 0.9 < threshold < 0.9 + 1e-9
+    assert 0.9 < threshold < 0.9 + 1e-5
     # Half of each kind may be refused: kind 'one' allows 0.9, kind 'two' allows 0.6, so the
     # threshold is just above the higher of their second-highest scores (0.2 and 0.1).
-    assert 0.2 < threshold_within_budget(scores, requests, 0.5) < 0.2 + 1e-9
+    assert 0.2 < threshold_within_budget(scores, requests, 0.5) < 0.2 + 1e-5
+
+
+def test_questions_have_their_own_budget_and_lookalikes_share_the_clinicians() -> None:
+    requests = [
+        request(0, "a", False, "validation", "pubmedqa-l"),
+        request(1, "b", False, "validation", "pubmedqa-l"),
+        request(2, "c", False, "validation", "clinician-requests"),
+        request(3, "d", False, "validation", "clinician-requests-lookalike"),
+    ]
+    scores = [0.7, 0.1, 0.2, 0.9]
+    # Questions budget 0: above 0.7. Written requests at 0.5 share one kind of two requests,
+    # so one of them (the look-alike at 0.9) may be refused.
+    assert 0.7 < threshold_within_budget(scores, requests, 0.5, 0.0) < 0.7 + 1e-5
+    # Questions at 0.5 too: one of the two PubMedQA questions may be refused; the written kind
+    # still allows one, so the threshold is just above 0.2.
+    assert 0.2 < threshold_within_budget(scores, requests, 0.5, 0.5) < 0.2 + 1e-5
+    # Written requests at budget 0: above the look-alike's 0.9, the two files are one kind.
+    assert 0.9 < threshold_within_budget(scores, requests, 0.0, 0.5) < 0.9 + 1e-5
 
 
 def test_refusals_are_counted_by_part_and_unseen_category() -> None:
@@ -116,8 +140,16 @@ def test_refusals_are_counted_by_part_and_unseen_category() -> None:
             id="b", text="y", harmful=True, source="medsafetybench", part="test", category=1
         ),
         LabelledRequest(id="c", text="z", harmful=False, source="written", part="test"),
+        LabelledRequest(
+            id="d", text="w", harmful=True, source="written-harmful", part="test", category=4
+        ),
+        LabelledRequest(
+            id="e", text="v", harmful=True, source="written-harmful", part="test", category=2
+        ),
     ]
-    parts = part_metrics(requests, [0.9, 0.1, 0.95], 0.5, [4])
+    parts = part_metrics(requests, [0.9, 0.1, 0.95, 0.2, 0.8], 0.5, [4])
+    assert parts["written-harmful-unseen-categories"].refused == 0
+    assert parts["written-harmful"].refused == 1
     assert parts["medsafetybench-unseen-categories"].refused == 1
     assert parts["medsafetybench-category-4"].n == 1
     assert parts["medsafetybench-seen-categories"].refused == 0
@@ -135,11 +167,19 @@ def test_splits_depend_on_the_seed_and_id_alone() -> None:
 
 def test_fitting_chooses_on_validation_and_records_its_provenance() -> None:
     corpus = tiny_corpus()
-    fitted = fit(corpus, WordEmbedder(), c_grid=(1.0, 10.0), budget=0.0)
+    fitted = fit(corpus, WordEmbedder(), c_grid=(1.0, 10.0), scale_grid=(1.0, 2.0), budget=0.0)
     artifact = fitted.artifact
     p = artifact.provenance
-    assert set(fitted.validation_recall) == {1.0, 10.0}
+    assert set(fitted.validation_recall) == {(1.0, 1.0), (10.0, 1.0), (1.0, 2.0), (10.0, 2.0)}
     assert p.regularisation_c in (1.0, 10.0)
+    assert artifact.ngrams is not None
+    assert artifact.ngrams.scale in (1.0, 2.0)
+    assert p.ngram_scale_grid == [1.0, 2.0]
+    # The n-gram block holds the training terms seen twice or more, one weight each.
+    assert "falsify" in artifact.ngrams.vocabulary
+    assert "the patient" in artifact.ngrams.vocabulary
+    assert len(artifact.ngrams.coef) == len(artifact.ngrams.vocabulary)
+    assert len(artifact.coef) == WordEmbedder.dimension
     assert p.encoder_fingerprint == "test-fingerprint"
     assert p.heldout_categories == [9]
     train_ids = {r.id for r in corpus.where(part="train", source="medsafetybench")}
@@ -160,7 +200,7 @@ def test_the_artifact_round_trips_and_refuses_another_encoder(tmp_path: Path) ->
     direct = RequestSafetyClassifier(artifact, WordEmbedder())
     texts = ["secretly mock the patient", "explain the referral"]
     assert loaded.scores(texts) == pytest.approx(direct.scores(texts))
-    assert loaded.assess(texts[0]).artifact.startswith("rs.json v1 sha256:")
+    assert loaded.assess(texts[0]).artifact.startswith(f"rs.json v{ARTIFACT_VERSION} sha256:")
     with pytest.raises(InputError, match="another sentence encoder"):
         RequestSafetyClassifier.load(OtherEmbedder(), path)
 
@@ -175,6 +215,73 @@ def test_a_configured_threshold_wins_over_the_artifacts(tmp_path: Path) -> None:
     assert verdict.threshold == 0.0
     assert verdict.harmful
     assert verdict.threshold_source == "configured"
+
+
+def test_an_artifact_of_another_version_is_refused(tmp_path: Path) -> None:
+    artifact = fit(tiny_corpus(), WordEmbedder(), c_grid=(1.0,), budget=0.0).artifact
+    old = save_artifact(artifact.model_copy(update={"version": 1}), tmp_path / "v1.json")
+    with pytest.raises(InputError, match=r"version 1, expected 2: refit"):
+        read_artifact(old)
+
+
+def test_a_vocabulary_without_its_weights_is_refused() -> None:
+    artifact = fit(tiny_corpus(), WordEmbedder(), c_grid=(1.0,), budget=0.0).artifact
+    assert artifact.ngrams is not None
+    short = artifact.ngrams.model_copy(update={"coef": artifact.ngrams.coef[:-1]})
+    with pytest.raises(InputError, match="n-gram block"):
+        RequestSafetyClassifier(artifact.model_copy(update={"ngrams": short}), WordEmbedder())
+
+
+def test_ngrams_are_lowercased_words_then_word_pairs() -> None:
+    assert ngrams("Don't FALSIFY the chart!") == [
+        "don't",
+        "falsify",
+        "the",
+        "chart",
+        "don't falsify",
+        "falsify the",
+        "the chart",
+    ]
+    assert ngrams("one", longest=2) == ["one"]
+    assert ngrams("") == []
+
+
+def test_the_apply_path_computes_scikit_learns_tfidf() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    train = [
+        "falsify the record to hide the error",
+        "write the referral letter",
+        "hide the error from the family",
+        "write the leaflet for the family",
+        "the record the record the record",
+    ]
+    vocabulary = fit_vocabulary(train)
+    reference = TfidfVectorizer(analyzer=ngrams, min_df=2, sublinear_tf=True).fit(train)
+    assert vocabulary.terms == list(reference.get_feature_names_out())
+    unseen = ["Hide the record, the record!", "nothing known here", *train]
+    expected = reference.transform(unseen).toarray()
+    assert ngram_matrix(unseen, vocabulary, 1.0) == pytest.approx(expected)
+    # The scale multiplies the unit-norm block; a text with no known term is all zeros.
+    scaled = ngram_matrix(unseen, vocabulary, 2.0)
+    assert np.linalg.norm(scaled[0]) == pytest.approx(2.0)
+    assert not scaled[1].any()
+
+
+def test_the_classifier_scores_what_the_fit_computed() -> None:
+    corpus = tiny_corpus()
+    artifact = fit(corpus, WordEmbedder(), c_grid=(1.0,), scale_grid=(2.0,), budget=0.0).artifact
+    assert artifact.ngrams is not None
+    texts = ["secretly falsify the referral", "explain the leaflet", "unrelated words"]
+    embedded = WordEmbedder().embed(texts).astype(np.float64)
+    train_texts = [r.text for r in corpus.where(part="train")]
+    vocabulary = fit_vocabulary(train_texts)
+    x = features(embedded, texts, vocabulary, 2.0)
+    coef = [*artifact.coef, *artifact.ngrams.coef]
+    expected = probabilities(x, coef, artifact.intercept)
+    assert RequestSafetyClassifier(artifact, WordEmbedder()).scores(texts) == pytest.approx(
+        list(expected)
+    )
 
 
 def test_a_bad_artifact_is_an_error_that_names_the_fix(tmp_path: Path) -> None:
@@ -279,3 +386,50 @@ def test_the_markdown_report_names_every_part() -> None:
     assert "| MedSafetyBench, categories never seen (recall) | 4 | 3 | 0.750 |" in text
     assert "| MedSafetyBench category 4, never seen (recall) | 4 | 3 | 0.750 |" in text
     assert "| clinician-style requests (false refusals) | 10 | 1 | 0.100 |" in text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "benign_questions.jsonl",
+        "answerable_risky.jsonl",
+        "dangerous_practices.jsonl",
+        "dangerous_practices_new.jsonl",
+    ],
+)
+def test_the_shipped_classifier_refuses_no_patient_question_of_the_evaluation(
+    shipped: RequestSafetyClassifier, name: str
+) -> None:
+    """General health, answerable risky and dangerous-practice questions are answered (the last
+    with a direct "no" from later stages), never refused here."""
+    from importlib import resources
+
+    text = resources.files("medgate.careguard").joinpath("data", name).read_text("utf-8")
+    questions = [json.loads(line)["question"] for line in text.splitlines() if line.strip()]
+    assert questions
+    refused = [
+        q
+        for q, s in zip(questions, shipped.scores(questions), strict=True)
+        if s >= shipped.threshold
+    ]
+    assert refused == []
+
+
+def test_the_written_data_is_labelled_with_categories_and_unique_ids() -> None:
+    from importlib import resources
+
+    data = resources.files("medgate.careguard").joinpath("data")
+    harmful = [
+        json.loads(line)
+        for line in data.joinpath("harmful_requests_written.jsonl").read_text("utf-8").splitlines()
+    ]
+    lookalike = [
+        json.loads(line)
+        for line in data.joinpath("benign_requests_lookalike.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert {r["category"] for r in harmful} == set(range(1, 10))
+    ids = [r["id"] for r in harmful + lookalike]
+    assert len(ids) == len(set(ids))
+    # No written harmful request is about antibiotics, so none words the request of issue 11's
+    # acceptance check again (the look-alikes explain why antibiotics will not help: benign).
+    assert not any("antibiotic" in r["question"].lower() for r in harmful)

@@ -2,28 +2,34 @@
 
 CareGuard's generator, a small model, complies with harmful requests phrased as ordinary clinical
 tasks ("Draft a policy that ...", "How can a doctor ..."), and the keyword rules cannot name
-every way to ask for harm. So a logistic regression over the question's sentence embedding
-(:mod:`medgate.embeddings`, all-MiniLM-L6-v2) scores the probability that it asks for help to
-harm, deceive or treat people unethically. It is fitted on MedSafetyBench's harmful requests
-against benign requests of the same shapes (:mod:`medgate.careguard.request_safety_fit`).
+every way to ask for harm. So a logistic regression scores the probability that a request asks
+for help to harm, deceive or treat people unethically, over two blocks of features: the
+question's sentence embedding (:mod:`medgate.embeddings`, all-MiniLM-L6-v2), and the TF-IDF of
+its word unigrams and bigrams (:func:`ngrams`), which carry the markers of intent that do not
+depend on the topic ("without their consent", "falsely", "to hide", "regardless of"). It is
+fitted on MedSafetyBench's harmful requests, harmful requests written for medgate, and benign
+requests of the same shapes (:mod:`medgate.careguard.request_safety_fit`).
 
-The artifact is plain JSON (weights, threshold and training provenance), so applying it runs no
-pickled code and needs no scikit-learn, only numpy and the encoder; an artifact fitted on another
-encoder is refused. A request screen is a registered component (entry-point group
-``medgate.request_screens``; ``careguard.request_safety.screen`` names it), so another scorer
-can take this one's place without a change here.
+The artifact is plain JSON (weights, the n-gram vocabulary and its IDF, threshold and training
+provenance), so applying it runs no pickled code and needs no scikit-learn, only numpy and the
+encoder; an artifact fitted on another encoder is refused. A request screen is a registered
+component (entry-point group ``medgate.request_screens``; ``careguard.request_safety.screen``
+names it), so another scorer can take this one's place without a change here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import Field, ValidationError
 
 from medgate.careguard.records import RequestSafety
@@ -35,7 +41,8 @@ from medgate.records import Record
 
 DATA_DIR = Path(__file__).parent / "data"
 ARTIFACT_FILE = DATA_DIR / "request_safety.json"
-ARTIFACT_VERSION = 1
+ARTIFACT_VERSION = 2
+"""2: an n-gram TF-IDF block beside the embedding (1: the embedding alone)."""
 REFIT = "refit it with `medgate fit-request-safety`"
 
 
@@ -77,7 +84,14 @@ class Provenance(Record):
         "validation recall at the false-refusal budget."
     )
     max_false_refusal_rate: float = Field(
-        description="The budget: on validation, each benign kind's share refused is at most this."
+        description="The budget for written clinician-style requests: on validation, each such "
+        "benign kind's share refused is at most this."
+    )
+    max_question_false_refusal_rate: float = Field(
+        description="The budget for questions (PubMedQA, BioASQ, patient questions) on validation."
+    )
+    ngram_scale_grid: list[float] = Field(
+        description="The n-gram block scales tried; the chosen one is best on validation recall."
     )
     threshold_rule: str
     encoder: str
@@ -91,18 +105,64 @@ class Provenance(Record):
     )
 
 
+TOKEN_PATTERN = r"[a-z0-9]+(?:'[a-z]+)?"
+_TOKEN = re.compile(TOKEN_PATTERN)
+
+
+def ngrams(text: str, longest: int = 2) -> list[str]:
+    """The request's word n-grams, 1 to ``longest`` words, lower-cased, in order.
+
+    The fit hands this very function to scikit-learn's vectoriser as its analyser, so the terms
+    counted when applying are the terms that were fitted.
+    """
+    tokens = _TOKEN.findall(text.lower())
+    return [
+        " ".join(tokens[i : i + n])
+        for n in range(1, longest + 1)
+        for i in range(len(tokens) - n + 1)
+    ]
+
+
+class NgramBlock(Record):
+    """TF-IDF of word n-grams (sublinear term frequency, L2-normalised), times ``scale``."""
+
+    longest: int = Field(ge=1, description="n-grams of 1 to this many words.")
+    token_pattern: str = Field(default=TOKEN_PATTERN, description="What a word is (lower-cased).")
+    min_df: int = Field(ge=1, description="Training requests a term had to occur in.")
+    scale: float = Field(gt=0.0, description="The block's norm beside the unit embedding.")
+    vocabulary: list[str] = Field(description="The terms, in feature order.")
+    idf: list[float] = Field(description="Each term's smoothed inverse document frequency.")
+    coef: list[float] = Field(description="One weight per term.")
+
+    def vector(self, text: str, index: dict[str, int]) -> npt.NDArray[np.float64]:
+        """The request's scaled TF-IDF vector over the vocabulary (``index``: term -> column)."""
+        counts: dict[int, int] = {}
+        for term in ngrams(text, self.longest):
+            column = index.get(term)
+            if column is not None:
+                counts[column] = counts.get(column, 0) + 1
+        row = np.zeros(len(self.vocabulary), dtype=np.float64)
+        for column, count in counts.items():
+            row[column] = (1.0 + math.log(count)) * self.idf[column]
+        norm = float(np.linalg.norm(row))
+        return row * (self.scale / norm) if norm > 0.0 else row
+
+
 class RequestSafetyArtifact(Record):
     """The fitted weights and threshold, as JSON."""
 
     version: int = ARTIFACT_VERSION
     coef: list[float] = Field(description="One weight per embedding dimension.")
+    ngrams: NgramBlock | None = Field(
+        default=None, description="The n-gram block; None: the embedding alone."
+    )
     intercept: float
     threshold: float = Field(ge=0.0, le=1.0, description="P(harmful) at or above which it refuses.")
     provenance: Provenance
 
 
 def artifact_id(path: Path) -> str:
-    """'request_safety.json v1 sha256:0123456789ab': which classifier scored a request."""
+    """'request_safety.json v2 sha256:0123456789ab': which classifier scored a request."""
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return f"{path.name} v{ARTIFACT_VERSION} sha256:{digest[:12]}"
 
@@ -171,8 +231,20 @@ class RequestSafetyClassifier:
                 f"the request-safety classifier has {len(artifact.coef)} weights for a "
                 f"{embedder.dimension}-dimensional encoder; {REFIT}"
             )
+        block = artifact.ngrams
+        if block is not None and not (len(block.vocabulary) == len(block.idf) == len(block.coef)):
+            raise InputError(
+                f"the request-safety classifier's n-gram block has {len(block.vocabulary)} terms, "
+                f"{len(block.idf)} IDF values and {len(block.coef)} weights; {REFIT}"
+            )
         self.artifact = artifact
         self.embedder = embedder
+        self._index = (
+            {term: i for i, term in enumerate(block.vocabulary)} if block is not None else {}
+        )
+        self._ngram_coef = (
+            np.asarray(block.coef, dtype=np.float64) if block is not None else np.zeros(0)
+        )
         self.artifact_name = artifact_name
         self.threshold = artifact.threshold if threshold is None else threshold
         self.threshold_source: Literal["artifact", "configured"] = (
@@ -195,6 +267,11 @@ class RequestSafetyClassifier:
                 f"({len(questions)}, {len(self._coef)})"
             )
         logits = vectors @ self._coef + self.artifact.intercept
+        block = self.artifact.ngrams
+        if block is not None:
+            logits = logits + np.asarray(
+                [block.vector(q, self._index) @ self._ngram_coef for q in questions]
+            )
         return [float(p) for p in 1.0 / (1.0 + np.exp(-logits))]
 
     def assess(self, question: str) -> RequestSafety:

@@ -7,10 +7,19 @@ Data, and how each part is used:
   drawn with a seeded generator before anything was fitted, are kept out of fitting and
   choosing: their recall is for harm of a kind the classifier has not seen. The rows of the
   other seven are split by a seeded hash of their id, 60% train, 20% validation, 20% test.
+  Also harmful requests written for medgate in new wordings across the nine categories
+  (``careguard/data/harmful_requests_written.jsonl``, each labelled with its category when
+  written): test only, a second and independent measure of recall in wordings MedSafetyBench's
+  generators did not write. Fitting on them was measured and lost on leave-one-category-out
+  recall (docs/careguard.md).
 * benign: requests written for medgate in the imperative shapes the harmful ones use
   (``careguard/data/benign_requests.jsonl``, 80% train, 20% validation by the same hash) and a
   second set written apart from it, never fitted or chosen on
-  (``careguard/data/benign_requests_heldout.jsonl``, test only); PubMedQA and BioASQ questions
+  (``careguard/data/benign_requests_heldout.jsonl``, test only); benign look-alikes of the
+  harmful requests, written with them (``careguard/data/benign_requests_lookalike.jsonl``:
+  justifications, prior authorisations, declining unneeded care, errors disclosed, consent
+  sought; 60/20/20 by the hash, and counted with the first set as one kind for the budget);
+  PubMedQA and BioASQ questions
   (the train part of medgate's seeded HRS split for fitting and validation, its test part for
   test); medgate's patient questions (60/20/20 by the hash; the harmful-request ones are
   harmful, the self-harm and emergency ones are left out because the rules answer them first).
@@ -18,10 +27,13 @@ Data, and how each part is used:
   the general health questions and the answerable risky questions written for CareGuard's own
   evaluation; files added to this list after a fit are scored without a refit.
 
-The regularisation C and the threshold are chosen on the validation part: the threshold is the
-lowest score at which every benign kind's validation share refused is within the budget, and C
-is the grid value whose validation recall at that threshold is highest. The test part is scored
-once, with the chosen model.
+Features: the sentence embedding and the TF-IDF of word unigrams and bigrams
+(:class:`medgate.careguard.request_safety.NgramBlock`), the n-gram block scaled beside the unit
+embedding. The regularisation C, the block's scale and the threshold are chosen on the
+validation part: the threshold is the lowest score at which every benign kind's validation share
+refused is within its budget (written clinician-style requests one budget, questions another),
+and C and the scale are the grid values whose validation recall at that threshold is highest.
+The test part is scored once, with the chosen model.
 """
 
 from __future__ import annotations
@@ -42,10 +54,13 @@ from pydantic import Field
 
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.request_safety import (
+    TOKEN_PATTERN,
     DataFile,
+    NgramBlock,
     Provenance,
     RequestSafetyArtifact,
     SplitMetrics,
+    ngrams,
 )
 from medgate.claims.learned import choose_threshold
 from medgate.embeddings import SentenceEmbedder
@@ -55,9 +70,17 @@ from medgate.records import Record
 SPLIT_SEED = "medgate-request-safety-2026"
 HELD_OUT_CATEGORIES = 2
 CATEGORIES = tuple(range(1, 10))
-C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
-MAX_FALSE_REFUSAL_RATE = 0.03
+C_GRID = (1.0, 3.0, 10.0, 30.0)
+NGRAM_SCALE_GRID = (1.0, 2.0)
+NGRAM_LONGEST = 2
+NGRAM_MIN_DF = 2
+MAX_FALSE_REFUSAL_RATE = 0.02
+MAX_QUESTION_FALSE_REFUSAL_RATE = 0.0
+#: Benign sources that are questions rather than written requests: their budget is the
+#: question budget.
+QUESTION_SOURCES = frozenset({"pubmedqa-l", "pubmedqa-a", "bioasq", "patient-questions"})
 MEDSAFETYBENCH_FILE = "medsafetybench/medsafetybench_train.jsonl"
+WRITTEN_HARMFUL = "harmful_requests_written.jsonl"
 
 Part = Literal["train", "validation", "test"]
 
@@ -172,8 +195,35 @@ def build_corpus(data_dir: Path, seed: str = SPLIT_SEED) -> Corpus:
             )
         )
 
+    text = _shipped(WRITTEN_HARMFUL)
+    written_harm = _jsonl(text, WRITTEN_HARMFUL)
+    files.append(
+        _file(
+            f"medgate:careguard/data/{WRITTEN_HARMFUL}",
+            text,
+            len(written_harm),
+            "harmful, measured only",
+        )
+    )
+    for row in written_harm:
+        category = int(row["category"])
+        if category not in CATEGORIES:
+            raise InputError(f"{WRITTEN_HARMFUL}: row {row.get('id')!r} has no AMA category 1-9")
+        requests.append(
+            LabelledRequest(
+                id=str(row["id"]),
+                text=str(row["question"]),
+                harmful=True,
+                source="written-harmful",
+                part="test",
+                category=category,
+                shipped=True,
+            )
+        )
+
     for name, source, train, validation in (
         ("benign_requests.jsonl", "clinician-requests", 80, 20),
+        ("benign_requests_lookalike.jsonl", "clinician-requests-lookalike", 60, 20),
         ("benign_requests_heldout.jsonl", "clinician-requests-heldout", 0, 0),
     ):
         text = _shipped(name)
@@ -261,52 +311,120 @@ def build_corpus(data_dir: Path, seed: str = SPLIT_SEED) -> Corpus:
 Matrix = npt.NDArray[np.float64]
 
 
-def _sklearn() -> tuple[Any, str]:
+def _sklearn() -> tuple[Any, Any, str]:
     try:
         import sklearn
+        from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
     except ImportError as exc:
         raise PrerequisiteError(
             "fitting the request-safety classifier needs scikit-learn: pip install 'medgate[eval]'"
         ) from exc
-    return LogisticRegression, str(sklearn.__version__)
+    return LogisticRegression, TfidfVectorizer, str(sklearn.__version__)
 
 
-def fit_weights(x: Matrix, y: Sequence[bool], c: float) -> tuple[list[float], float]:
+@dataclass
+class Vocabulary:
+    """The n-gram terms of a training set and their IDF (scikit-learn's, smoothed)."""
+
+    terms: list[str]
+    idf: list[float]
+
+    def block(self, scale: float, coef: Sequence[float]) -> NgramBlock:
+        return NgramBlock(
+            longest=NGRAM_LONGEST,
+            token_pattern=TOKEN_PATTERN,
+            min_df=NGRAM_MIN_DF,
+            scale=scale,
+            vocabulary=self.terms,
+            idf=self.idf,
+            coef=list(coef),
+        )
+
+
+def fit_vocabulary(texts: Sequence[str]) -> Vocabulary:
+    """Terms in at least ``NGRAM_MIN_DF`` of ``texts``, through :func:`ngrams` itself."""
+    _, tfidf_vectorizer, _ = _sklearn()
+    vectoriser = tfidf_vectorizer(
+        analyzer=lambda t: ngrams(t, NGRAM_LONGEST), min_df=NGRAM_MIN_DF, sublinear_tf=True
+    )
+    vectoriser.fit(list(texts))
+    terms = [str(t) for t in vectoriser.get_feature_names_out()]
+    return Vocabulary(terms, [float(v) for v in vectoriser.idf_])
+
+
+def ngram_matrix(texts: Sequence[str], vocabulary: Vocabulary, scale: float) -> Matrix:
+    """The n-gram block of each text, as the apply path computes it."""
+    block = vocabulary.block(scale, [0.0] * len(vocabulary.terms))
+    index = {t: i for i, t in enumerate(vocabulary.terms)}
+    if not texts:
+        return np.zeros((0, len(vocabulary.terms)))
+    return np.vstack([block.vector(t, index) for t in texts])
+
+
+def features(embedded: Matrix, texts: Sequence[str], vocabulary: Vocabulary, scale: float) -> Any:
+    """Embedding and n-gram blocks side by side (sparse: the vocabulary is thousands wide)."""
+    from scipy import sparse
+
+    return sparse.hstack(
+        [sparse.csr_matrix(embedded), sparse.csr_matrix(ngram_matrix(texts, vocabulary, scale))]
+    ).tocsr()
+
+
+def fit_weights(x: Any, y: Sequence[bool], c: float) -> tuple[list[float], float]:
     """Logistic regression weights, classes balanced (the benign rows outnumber the harmful)."""
-    logistic_regression, _ = _sklearn()
+    logistic_regression, _, _ = _sklearn()
     model = logistic_regression(C=c, max_iter=5000, class_weight="balanced")
     model.fit(x, np.asarray(y, dtype=int))
     return [float(v) for v in model.coef_[0]], float(model.intercept_[0])
 
 
-def probabilities(x: Matrix, coef: Sequence[float], intercept: float) -> npt.NDArray[np.float64]:
-    result: npt.NDArray[np.float64] = 1.0 / (
-        1.0 + np.exp(-(x @ np.asarray(coef, dtype=np.float64) + intercept))
-    )
+def probabilities(x: Any, coef: Sequence[float], intercept: float) -> npt.NDArray[np.float64]:
+    logits = np.asarray(x @ np.asarray(coef, dtype=np.float64)).ravel() + intercept
+    result: npt.NDArray[np.float64] = 1.0 / (1.0 + np.exp(-logits))
     return result
 
 
+THRESHOLD_MARGIN = 1e-6
+
+#: Sources whose budget is shared with another's: one kind of request written in two files.
+BUDGET_KIND = {"clinician-requests-lookalike": "clinician-requests"}
+
+
 def benign_groups(requests: Sequence[LabelledRequest]) -> dict[str, list[int]]:
-    """Indices of the benign requests by source: each kind gets the false-refusal budget."""
+    """Indices of the benign requests by kind (source, or :data:`BUDGET_KIND`'s): each kind
+    gets the false-refusal budget."""
     groups: dict[str, list[int]] = {}
     for i, r in enumerate(requests):
         if not r.harmful:
-            groups.setdefault(r.source, []).append(i)
+            groups.setdefault(BUDGET_KIND.get(r.source, r.source), []).append(i)
     return groups
 
 
 def threshold_within_budget(
-    scores: Sequence[float], requests: Sequence[LabelledRequest], budget: float
+    scores: Sequence[float],
+    requests: Sequence[LabelledRequest],
+    budget: float,
+    question_budget: float | None = None,
 ) -> float:
-    """The lowest threshold at which every benign kind's share refused is within ``budget``."""
+    """The lowest threshold at which every benign kind's share refused is within its budget:
+    ``question_budget`` for the question sources (:data:`QUESTION_SOURCES`), ``budget`` for the
+    rest (``question_budget`` None: ``budget`` for all)."""
     groups = benign_groups(requests)
     if not groups:
         raise InputError("no benign validation requests to choose a threshold on")
-    return max(
-        choose_threshold([scores[i] for i in idx], [False] * len(idx), budget)
-        for idx in groups.values()
+    questions = budget if question_budget is None else question_budget
+    # A margin above the highest score let through, so that the apply path's arithmetic (same
+    # sums, another order) cannot put that request on the other side.
+    highest = max(
+        choose_threshold(
+            [scores[i] for i in idx],
+            [False] * len(idx),
+            questions if source in QUESTION_SOURCES else budget,
+        )
+        for source, idx in groups.items()
     )
+    return min(1.0, highest + THRESHOLD_MARGIN)
 
 
 def refusal(scores: Sequence[float], threshold: float) -> SplitMetrics:
@@ -322,7 +440,7 @@ def part_metrics(
     unseen: Sequence[int],
 ) -> dict[str, SplitMetrics]:
     """Refusal counts by source; MedSafetyBench by seen and unseen categories, and each unseen
-    category on its own."""
+    category on its own; the written harmful requests of unseen categories apart."""
     by: dict[str, list[float]] = {}
     for r, s in zip(requests, scores, strict=True):
         key = r.source
@@ -331,6 +449,8 @@ def part_metrics(
             key = "medsafetybench-unseen-categories" if new else "medsafetybench-seen-categories"
             if new:
                 by.setdefault(f"medsafetybench-category-{r.category}", []).append(s)
+        elif r.source == "written-harmful" and r.category in unseen:
+            key = "written-harmful-unseen-categories"
         by.setdefault(key, []).append(s)
     return {k: refusal(v, threshold) for k, v in sorted(by.items())}
 
@@ -338,7 +458,7 @@ def part_metrics(
 @dataclass
 class Fitted:
     artifact: RequestSafetyArtifact
-    validation_recall: dict[float, float]
+    validation_recall: dict[tuple[float, float], float]
 
 
 def fit_request_safety(
@@ -346,12 +466,15 @@ def fit_request_safety(
     embedder: SentenceEmbedder,
     *,
     c_grid: Sequence[float] = C_GRID,
+    scale_grid: Sequence[float] = NGRAM_SCALE_GRID,
     budget: float = MAX_FALSE_REFUSAL_RATE,
+    question_budget: float = MAX_QUESTION_FALSE_REFUSAL_RATE,
     seed: str = SPLIT_SEED,
     command: str = "medgate fit-request-safety",
 ) -> Fitted:
-    """Fit on the train part, choose C and the threshold on validation, score test once."""
-    _, sklearn_version = _sklearn()
+    """Fit on the train part, choose C, the n-gram scale and the threshold on validation, score
+    test once."""
+    _, _, sklearn_version = _sklearn()
     train = corpus.where(part="train")
     validation = corpus.where(part="validation")
     test = corpus.where(part="test")
@@ -359,26 +482,35 @@ def fit_request_safety(
         raise InputError("the training part needs harmful and benign requests")
     if not any(r.harmful for r in validation):
         raise InputError("the validation part has no harmful requests to choose C on")
-    x_train = embedder.embed([r.text for r in train]).astype(np.float64)
-    x_val = embedder.embed([r.text for r in validation]).astype(np.float64)
+    texts = {part: [r.text for r in rows] for part, rows in (("train", train), ("val", validation))}
+    e_train = embedder.embed(texts["train"]).astype(np.float64)
+    e_val = embedder.embed(texts["val"]).astype(np.float64)
+    vocabulary = fit_vocabulary(texts["train"])
     y_train = [r.harmful for r in train]
     harmful_val = [i for i, r in enumerate(validation) if r.harmful]
 
-    best: tuple[float, float, list[float], float, float] | None = None
-    recalls: dict[float, float] = {}
-    for c in sorted(c_grid):
-        coef, intercept = fit_weights(x_train, y_train, c)
-        p_val = probabilities(x_val, coef, intercept)
-        threshold = threshold_within_budget(list(p_val), validation, budget)
-        recall = float(np.mean([p_val[i] >= threshold for i in harmful_val]))
-        recalls[c] = recall
-        if best is None or recall > best[0]:  # ties keep the smaller C (stronger prior)
-            best = (recall, c, coef, intercept, threshold)
+    best: tuple[float, float, float, list[float], float, float] | None = None
+    recalls: dict[tuple[float, float], float] = {}
+    for scale in sorted(scale_grid):
+        x_train = features(e_train, texts["train"], vocabulary, scale)
+        x_val = features(e_val, texts["val"], vocabulary, scale)
+        for c in sorted(c_grid):
+            coef, intercept = fit_weights(x_train, y_train, c)
+            p_val = probabilities(x_val, coef, intercept)
+            threshold = threshold_within_budget(list(p_val), validation, budget, question_budget)
+            recall = float(np.mean([p_val[i] >= threshold for i in harmful_val]))
+            recalls[(c, scale)] = recall
+            # Ties keep the smaller scale and C (the stronger prior).
+            if best is None or recall > best[0]:
+                best = (recall, c, scale, coef, intercept, threshold)
     assert best is not None
-    _, c, coef, intercept, threshold = best
+    _, c, scale, coef, intercept, threshold = best
 
-    p_val = probabilities(x_val, coef, intercept)
-    x_test = embedder.embed([r.text for r in test]).astype(np.float64)
+    dimension = e_train.shape[1]
+    block = vocabulary.block(scale, coef[dimension:])
+    p_val = probabilities(features(e_val, texts["val"], vocabulary, scale), coef, intercept)
+    test_texts = [r.text for r in test]
+    x_test = features(embedder.embed(test_texts).astype(np.float64), test_texts, vocabulary, scale)
     p_test = probabilities(x_test, coef, intercept)
     counts: dict[str, int] = {}
     for r in train:
@@ -393,10 +525,13 @@ def fit_request_safety(
         medsafetybench_validation_ids=[r.id for r in validation if r.source == "medsafetybench"],
         regularisation_c=c,
         c_grid=sorted(c_grid),
+        ngram_scale_grid=sorted(scale_grid),
         max_false_refusal_rate=budget,
+        max_question_false_refusal_rate=question_budget,
         threshold_rule=(
             "lowest threshold at which each benign source's validation share refused is at "
-            f"most {budget}; C with the highest validation recall at its threshold"
+            f"most {budget} (questions: {question_budget}); C and n-gram scale with the highest "
+            "validation recall at their threshold"
         ),
         encoder=embedder.name,
         encoder_fingerprint=embedder.fingerprint,
@@ -406,7 +541,11 @@ def fit_request_safety(
         heldout=part_metrics(test, list(p_test), threshold, corpus.heldout_categories),
     )
     artifact = RequestSafetyArtifact(
-        coef=coef, intercept=intercept, threshold=float(threshold), provenance=provenance
+        coef=coef[:dimension],
+        ngrams=block,
+        intercept=intercept,
+        threshold=float(threshold),
+        provenance=provenance,
     )
     return Fitted(artifact, recalls)
 
@@ -421,38 +560,57 @@ class CategoryRecall(Record):
 
 
 def leave_one_category_out(
-    corpus: Corpus, embedder: SentenceEmbedder, c: float, budget: float
+    corpus: Corpus,
+    embedder: SentenceEmbedder,
+    c: float,
+    budget: float,
+    *,
+    scale: float | None,
+    question_budget: float | None = None,
 ) -> list[CategoryRecall]:
     """Each category's recall when the fit never saw it: a check of the design, not of the
     shipped model.
 
-    Each fold fits on the benign train part and on every other category's rows whose hash puts
-    them in the train part (the hash does not depend on the category, so the shipped held-out
-    categories contribute the same 60% share), chooses its threshold on the benign validation
-    part as the shipped fit does, and scores every row of the category left out.
+    Each fold fits on the benign train part, on every other category's MedSafetyBench rows whose
+    hash puts them in the train part (the hash does not depend on the category, so the shipped
+    held-out categories contribute the same 60% share) and on the written harmful requests of
+    the train part, with
+    the n-gram vocabulary of the fold's own training rows (``scale`` None: the embedding alone),
+    chooses its threshold on the benign validation part as the shipped fit does, and scores every
+    MedSafetyBench row of the category left out.
     """
     benign = [r for r in corpus.where(part="train") if not r.harmful]
     harmful = [
         r
         for r in corpus.requests
-        if r.source == "medsafetybench" and part_of(r.id, 60, 20, corpus.seed) == "train"
+        if (r.source == "medsafetybench" and part_of(r.id, 60, 20, corpus.seed) == "train")
+        or (r.source == "written-harmful" and r.part == "train")
     ]
     validation = [r for r in corpus.where(part="validation") if not r.harmful]
-    x_benign = embedder.embed([r.text for r in benign]).astype(np.float64)
-    x_harmful = embedder.embed([r.text for r in harmful]).astype(np.float64)
-    x_val = embedder.embed([r.text for r in validation]).astype(np.float64)
+    e_benign = embedder.embed([r.text for r in benign]).astype(np.float64)
+    e_harmful = embedder.embed([r.text for r in harmful]).astype(np.float64)
+    e_val = embedder.embed([r.text for r in validation]).astype(np.float64)
     out = []
     for category in CATEGORIES:
         keep = [i for i, r in enumerate(harmful) if r.category != category]
-        x = np.concatenate([x_benign, x_harmful[keep]])
-        coef, intercept = fit_weights(x, [False] * len(benign) + [True] * len(keep), c)
+        fold = benign + [harmful[i] for i in keep]
+        rows = [
+            r for r in corpus.requests if r.category == category and r.source == "medsafetybench"
+        ]
+        e_fold = np.concatenate([e_benign, e_harmful[keep]])
+        e_rows = embedder.embed([r.text for r in rows]).astype(np.float64)
+        if scale is None:
+            x, x_val, x_rows = e_fold, e_val, e_rows
+        else:
+            vocabulary = fit_vocabulary([r.text for r in fold])
+            x = features(e_fold, [r.text for r in fold], vocabulary, scale)
+            x_val = features(e_val, [r.text for r in validation], vocabulary, scale)
+            x_rows = features(e_rows, [r.text for r in rows], vocabulary, scale)
+        coef, intercept = fit_weights(x, [r.harmful for r in fold], c)
         threshold = threshold_within_budget(
-            list(probabilities(x_val, coef, intercept)), validation, budget
+            list(probabilities(x_val, coef, intercept)), validation, budget, question_budget
         )
-        rows = [r for r in corpus.requests if r.category == category]
-        p = probabilities(
-            embedder.embed([r.text for r in rows]).astype(np.float64), coef, intercept
-        )
+        p = probabilities(x_rows, coef, intercept)
         out.append(
             CategoryRecall(
                 category=category,

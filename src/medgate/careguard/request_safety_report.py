@@ -154,7 +154,12 @@ def evaluate_shipped(
         heldout=metrics("test"),
         leave_one_category_out=(
             leave_one_category_out(
-                corpus, classifier.embedder, p.regularisation_c, p.max_false_refusal_rate
+                corpus,
+                classifier.embedder,
+                p.regularisation_c,
+                p.max_false_refusal_rate,
+                scale=classifier.artifact.ngrams.scale if classifier.artifact.ngrams else None,
+                question_budget=p.max_question_false_refusal_rate,
             )
             if loco
             else []
@@ -169,8 +174,12 @@ LABELS = {
     "medsafetybench-unseen-categories": "MedSafetyBench, categories never seen (recall)",
     "medsafetybench-seen-categories": "MedSafetyBench, held-out rows of seen categories (recall)",
     "patient-questions-harmful": "patient questions, harmful requests (recall)",
+    "written-harmful": "harmful requests written for medgate, seen categories (recall)",
+    "written-harmful-unseen-categories": "harmful requests written for medgate, categories "
+    "never seen (recall)",
     "clinician-requests-heldout": "clinician-style requests, held-out set (false refusals)",
     "clinician-requests": "clinician-style requests (false refusals)",
+    "clinician-requests-lookalike": "benign look-alikes of harmful requests (false refusals)",
     "pubmedqa-l": "PubMedQA PQA-L questions (false refusals)",
     "pubmedqa-a": "PubMedQA PQA-A questions (false refusals)",
     "bioasq": "BioASQ questions (false refusals)",

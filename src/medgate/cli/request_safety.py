@@ -26,9 +26,18 @@ def fit_request_safety(
         typer.Option(
             min=0.0,
             max=1.0,
-            help="Budget: each benign kind's share refused on validation is at most this.",
+            help="Budget: each kind of written clinician-style request's share refused on "
+            "validation is at most this.",
         ),
-    ] = 0.03,
+    ] = 0.02,
+    max_question_false_refusal_rate: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Budget for PubMedQA, BioASQ and patient questions on validation.",
+        ),
+    ] = 0.0,
     out: Annotated[
         Path | None, typer.Option(help="Where to write the artifact (default: the shipped one).")
     ] = None,
@@ -36,9 +45,10 @@ def fit_request_safety(
     """Fit the request-safety classifier on MedSafetyBench and benign requests.
 
     Two MedSafetyBench categories (a seeded draw) and the test part of everything else are never
-    fitted or chosen on; C and the threshold are chosen on the validation part. Writes a JSON
-    artifact with the weights, the threshold and the training provenance (needs the data
-    directory, MEDGATE_DATA_DIR, and scikit-learn).
+    fitted or chosen on; C, the n-gram block's scale and the threshold are chosen on the
+    validation part. Writes a JSON artifact with the weights, the n-gram vocabulary, the
+    threshold and the training provenance (needs the data directory, MEDGATE_DATA_DIR, and
+    scikit-learn).
     """
     from medgate.careguard.request_safety import ARTIFACT_FILE, save_artifact
     from medgate.careguard.request_safety_fit import build_corpus, fit_request_safety
@@ -51,6 +61,7 @@ def fit_request_safety(
             corpus,
             default_embedder(config.backend.n_threads or 1),
             budget=max_false_refusal_rate,
+            question_budget=max_question_false_refusal_rate,
             command=_command(),
         )
         path = save_artifact(fitted.artifact, out or ARTIFACT_FILE)
@@ -59,11 +70,13 @@ def fit_request_safety(
     a = fitted.artifact
     p = a.provenance
     typer.echo(
-        "validation recall by C: "
-        + ", ".join(f"{c:g}: {r:.3f}" for c, r in fitted.validation_recall.items())
+        "validation recall by (C, n-gram scale): "
+        + ", ".join(f"({c:g}, {k:g}): {r:.3f}" for (c, k), r in fitted.validation_recall.items())
     )
     typer.echo(
-        f"C {p.regularisation_c:g}, threshold {a.threshold:.4f}; held-out categories "
+        f"C {p.regularisation_c:g}, n-gram scale "
+        f"{a.ngrams.scale if a.ngrams is not None else 0:g}, threshold {a.threshold:.4f}; "
+        "held-out categories "
         f"{p.heldout_categories}"
     )
     for key, m in p.heldout.items():
