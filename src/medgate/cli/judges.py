@@ -144,7 +144,7 @@ def register_eval(ev: typer.Typer) -> None:
             ordered.update({m: v for m, v in logs.items() if m not in ordered})
             report = build_report(ordered, [d.labeller for d in selection.drafts])
             date = datetime.now(UTC).strftime("%Y-%m-%d")
-            paths = write_report(report, out, command_line(), date)
+            paths = write_report(report, out, command_line(), date, folder)
         except MedgateError as exc:
             raise fail(exc) from exc
         for j in report.judges:

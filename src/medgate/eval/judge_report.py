@@ -436,11 +436,17 @@ def tables(report: JudgesReport) -> list[str]:
     return lines
 
 
-def markdown(report: JudgesReport, command: str, date: str, kept: str = "") -> str:
+def markdown(
+    report: JudgesReport,
+    command: str,
+    date: str,
+    kept: str = "",
+    runs: Path = Path("docs/results/judges_runs"),
+) -> str:
     head = [
         "# CareGuard's model roles: 0.5B against 1.5B, against hand labels",
         "",
-        f"Generated {date} by `{command}` from the per-call logs in `docs/results/judges_runs/` "
+        f"Generated {date} by `{command}` from the per-call logs in `{runs}/` "
         "(one JSONL per model, its settings beside it; `medgate eval judges --report-only` "
         "recomputes this from them).",
         "",
@@ -469,11 +475,18 @@ def kept_text(path: Path) -> str:
     return rest if found else ""
 
 
-def write_report(report: JudgesReport, out: Path, command: str, date: str) -> list[Path]:
-    """judges.md (keeping its hand-written part) and judges.json in ``out``."""
+def write_report(
+    report: JudgesReport,
+    out: Path,
+    command: str,
+    date: str,
+    runs: Path = Path("docs/results/judges_runs"),
+) -> list[Path]:
+    """judges.md (keeping its hand-written part) and judges.json in ``out``; ``runs`` is where
+    the logs it was computed from are."""
     out.mkdir(parents=True, exist_ok=True)
     md = out / "judges.md"
-    text = markdown(report, command, date, kept_text(md))
+    text = markdown(report, command, date, kept_text(md), runs)
     md.write_text(text, encoding="utf-8")
     js = out / "judges.json"
     payload = {"command": command, "date": date, **report.model_dump(mode="json")}

@@ -18,6 +18,7 @@ from medgate.backends.base import ChatMessage
 from medgate.backends.fake import FakeModel
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluation import ItemResult
+from medgate.case_record import CaseRecord
 from medgate.cli import app
 from medgate.cli.judges import parse_request_set
 from medgate.config import MedgateConfig, load_config
@@ -343,6 +344,26 @@ def test_labelled_drafts_are_read_from_run_logs_and_a_changed_text_is_left_out(
     assert got.categories == [RiskCategory(c) for c in shown[0].triage_categories]
     assert found.stale == [f"{run}/{shown[1].id}"]
 
+    # ID#draftN names round N's draft in the case record, a draft no judge had filtered.
+    record = shown[1].record
+    assert record is not None
+    dumped = record.model_dump(mode="json")
+    dumped["verdict"]["trace"]["stages"]["careguard"]["rounds"] = [
+        {"iteration": 0, "draft": {"text": "first draft"}, "assessments": {}, "passed": False}
+    ]
+    with_round = shown[1].model_copy(update={"record": CaseRecord.model_validate(dumped)})
+    log.path.write_text(
+        shown[0].model_dump_json() + "\n" + with_round.model_dump_json() + "\n", encoding="utf-8"
+    )
+    first = label(shown[1], "first draft").model_copy(update={"id": f"{shown[1].id}#draft0"})
+    past = first.model_copy(update={"id": f"{shown[1].id}#draft1"})  # no such round
+    labels.write_text(first.model_dump_json() + "\n" + past.model_dump_json() + "\n")
+    found = labelled_drafts([labels], [runs], tmp_path)
+    assert [(d.key, d.text, d.selected) for d in found.drafts] == [
+        (f"{run}/{shown[1].id}#draft0", "first draft", False)
+    ]
+    assert found.stale == [f"{run}/{shown[1].id}#draft1"]
+
 
 def test_request_sets_are_interleaved_and_parsed() -> None:
     assert parse_request_set("medsafetybench:all@6") == ("medsafetybench", "all", 6)
@@ -382,6 +403,6 @@ def test_the_command_rewrites_the_report_from_the_logs_without_running(
     )
     assert result.exit_code == 0, result.output
     assert "sra fake:one: n 1 (1 positive), AUROC n/a" in result.output
-    assert (out / "judges.md").is_file()
+    assert f"from the per-call logs in `{runs}/`" in (out / "judges.md").read_text()
     bad = CliRunner().invoke(app, ["eval", "judges", "--role", "judge", "--report-only"])
     assert bad.exit_code == 2 and "unknown role 'judge'" in bad.output
