@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from medgate.cli import request_safety
+from medgate.cli import judges, request_safety
 from medgate.cli.cases import ProfileOpt
 from medgate.cli.core import ModelOpt, config_with
 from medgate.cli.options import (
@@ -73,6 +73,7 @@ def register(app: typer.Typer) -> None:
     )
     app.add_typer(ev, name="eval")
     request_safety.register_eval(ev)
+    judges.register_eval(ev)
 
     @ev.command("gate")
     def gate_cmd(
