@@ -398,6 +398,33 @@ class RequestSafetyConfig(Section):
     )
 
 
+class HRARiskConfig(Section):
+    """HRA's fitted risk model and the samples its consistency check compares a draft with
+    (docs/careguard.md, "HRA")."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Score HRA with the fitted risk model (judge, sampling consistency, "
+        "degeneration, token signals) when the generator is white-box; off: the judge blended "
+        "with the token signals as before. Off by default: the shipped model did not rank "
+        "wrong answers better than chance where it was measured (docs/careguard.md).",
+    )
+    artifact: Path | None = Field(
+        default=None,
+        description="A fitted HRA risk model (JSON); None: the one shipped with medgate "
+        "(`python scripts/fit_hra.py` refits it).",
+    )
+    samples: int = Field(
+        default=2, ge=0, le=6, description="Answers sampled beside each draft for consistency."
+    )
+    sample_temperature: float = Field(
+        default=0.8, gt=0, le=2, description="Temperature of those samples (seeded)."
+    )
+    sample_max_tokens: int = Field(
+        default=96, ge=16, le=1024, description="Token budget of each sample."
+    )
+
+
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
@@ -433,6 +460,14 @@ class CareGuardConfig(Section):
     refine_temperature: float = Field(
         default=0.4, ge=0, le=2, description="Sampling temperature of refinement drafts (seeded)."
     )
+    repeat_penalty: float = Field(
+        default=1.1,
+        ge=1,
+        le=2,
+        description="The generator's repeat penalty (white-box backends): tokens it wrote in "
+        "the last 64 are made less likely, so a small model's greedy draft does not loop; 1 is "
+        "off. Applies to the draft and to the consistency samples.",
+    )
     model_short_circuit: bool = Field(
         default=True,
         description="A controller model's emergency/self-harm finding short-circuits to the "
@@ -463,6 +498,7 @@ class CareGuardConfig(Section):
         default=0.8, ge=0, le=1, description="A confident stance needs normalised entropy <= this."
     )
     request_safety: RequestSafetyConfig = Field(default_factory=RequestSafetyConfig)
+    hra_risk: HRARiskConfig = Field(default_factory=HRARiskConfig)
 
     def spec(self, role: str, default: str) -> str:
         """The model spec for ``role`` (controller, generator, sra, hra, stance)."""

@@ -55,6 +55,16 @@ class DecodeParams(Record):
         default=(), description="Generation ends before the first of these strings."
     )
     answer_slot: AnswerSlot | None = None
+    repeat_penalty: float = Field(
+        default=1.0,
+        ge=1.0,
+        le=2.0,
+        description="Tokens generated within the last repeat_last_n are made less likely when "
+        "picking the next one (a positive logit divided by it, a negative one multiplied, as "
+        "llama.cpp does; the prompt's tokens are not penalised). 1 is off. The reported "
+        "log-probabilities stay the model's own. Backends that cannot apply it ignore it.",
+    )
+    repeat_last_n: int = Field(default=64, ge=1, description="The repeat penalty's window.")
 
 
 #: A number a model produced. NaN or infinity means the backend's arithmetic failed; such a
@@ -163,6 +173,15 @@ class WhiteBoxModel(LanguageModel, Protocol):
     def embed(self, text: str) -> list[float]:
         """Mean-pooled last hidden state of ``text``."""
         ...
+
+
+@runtime_checkable
+class TextScorer(Protocol):
+    """A model that can score a given text as its reply: the log-probability of each of the
+    text's tokens (teacher forcing), so that text it did not write gets the same token-level
+    signals as its own."""
+
+    def score_text(self, messages: Sequence[ChatMessage], text: str) -> list[float]: ...
 
 
 def renormalise(probs: Mapping[str, float]) -> dict[str, float]:

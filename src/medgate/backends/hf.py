@@ -407,6 +407,14 @@ class TransformersBackend:
         for step in range(params.max_tokens):
             scores = logits.float()
             token_logprobs = torch.log_softmax(scores, dim=-1)
+            if params.repeat_penalty != 1.0 and ids:
+                window = sorted(set(ids[-params.repeat_last_n :]))
+                recent = torch.tensor(window, device=scores.device)
+                values = scores[recent]
+                scores = scores.clone()
+                scores[recent] = torch.where(
+                    values > 0, values / params.repeat_penalty, values * params.repeat_penalty
+                )
             if step < params.min_tokens and banned:
                 scores = scores.clone()
                 scores[banned] = float("-inf")

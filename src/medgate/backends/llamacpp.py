@@ -284,6 +284,8 @@ class LlamaCppModel:
                 stop=p.stop,
                 banned=self._banned(p.stop),
                 cue=tuple(self._tokens(p.answer_slot.cue)) if p.answer_slot else (),
+                repeat_penalty=p.repeat_penalty,
+                repeat_last_n=p.repeat_last_n,
             )
             for p in params
         ]
@@ -309,6 +311,17 @@ class LlamaCppModel:
                 )
             )
         return out
+
+    def score_text(self, messages: Sequence[ChatMessage], text: str) -> list[float]:
+        """Log-probability of each token of ``text`` as the assistant's reply to ``messages``
+        (:class:`~medgate.backends.base.TextScorer`)."""
+        with self._lock:
+            try:
+                return self._engine.score(self.prompt_tokens(messages), self._tokens(text))
+            except ModelError:
+                raise
+            except Exception as exc:
+                raise ModelError(f"llama.cpp scoring failed: {exc}") from exc
 
     def _label_reading(
         self, logprobs: npt.NDArray[np.float64], labels: tuple[str, ...]

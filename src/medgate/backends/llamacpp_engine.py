@@ -41,6 +41,20 @@ def log_softmax(logits: npt.NDArray[np.floating[Any]]) -> FloatArray:
     return out
 
 
+def penalise_repeats(
+    logits: npt.NDArray[np.floating[Any]], tokens: Sequence[int], penalty: float, last_n: int
+) -> FloatArray:
+    """``logits`` with every token among the last ``last_n`` of ``tokens`` made less likely,
+    as llama.cpp's repeat penalty does: a positive logit divided by ``penalty``, a negative one
+    multiplied by it."""
+    out: FloatArray = logits.astype(np.float64)
+    recent = np.unique(np.asarray(tokens[-last_n:], dtype=np.int64))
+    if recent.size:
+        values = out[recent]
+        out[recent] = np.where(values > 0, values / penalty, values * penalty)
+    return out
+
+
 class Vocabulary(Protocol):
     def text(self, tokens: list[int]) -> str: ...
 
@@ -60,6 +74,9 @@ class ContinuationSpec:
     """Tokens forbidden before ``min_tokens`` (end of turn, stop words)."""
     cue: tuple[int, ...] = ()
     """Tokens to append after the continuation before reading the final distribution."""
+    repeat_penalty: float = 1.0
+    """Logit penalty for tokens among the last ``repeat_last_n`` generated (1: none)."""
+    repeat_last_n: int = 64
 
 
 @dataclass
@@ -173,6 +190,30 @@ class Engine:
         self._prompt, self._prompt_logits = list(prompt), logits
         return logits
 
+    def score(self, prompt: list[int], continuation: list[int]) -> list[float]:
+        """Log-probability (at temperature 1) of each token of ``continuation`` after
+        ``prompt``, read in one pass over a sequence of its own (teacher forcing)."""
+        if not continuation:
+            return []
+        if len(prompt) + len(continuation) + 8 >= self.n_ctx:
+            raise ModelError(
+                f"{len(prompt)} prompt and {len(continuation)} scored tokens do not fit "
+                f"({self.n_ctx})"
+            )
+        first = log_softmax(self.load_prompt(prompt))
+        base, seq = len(prompt), 1
+        self._lib.llama_memory_seq_rm(self._mem, seq, -1, -1)
+        self._lib.llama_memory_seq_cp(self._mem, 0, seq, -1, -1)
+        try:
+            entries = [(t, base + i, seq, True) for i, t in enumerate(continuation[:-1])]
+            rows = self._decode(entries) if entries else []
+        finally:
+            self._lib.llama_memory_seq_rm(self._mem, seq, -1, -1)
+        out = [float(first[continuation[0]])]
+        for row, token in zip(rows, continuation[1:], strict=True):
+            out.append(float(log_softmax(row)[token]))
+        return out
+
     def run(
         self, prompt: list[int], specs: Sequence[ContinuationSpec], vocab: Vocabulary
     ) -> list[ContinuationResult]:
@@ -224,7 +265,13 @@ class Engine:
             st.done = True
             return False
         lp = log_softmax(st.logits)
-        pick = lp.copy()
+        if spec.repeat_penalty != 1.0 and st.tokens:
+            penalised = penalise_repeats(
+                st.logits, st.tokens, spec.repeat_penalty, spec.repeat_last_n
+            )
+            pick = log_softmax(penalised)
+        else:
+            pick = lp.copy()
         step = len(st.tokens)
         if step < spec.min_tokens and spec.banned.size:
             pick[spec.banned] = -np.inf

@@ -48,6 +48,10 @@ def build_careguard(
         max_tokens=cg.answer_max_tokens,
         seed=cg.seed,
         refine_temperature=cg.refine_temperature,
+        repeat_penalty=cg.repeat_penalty,
+        samples=cg.hra_risk.samples if cg.use_hra and cg.hra_risk.enabled else 0,
+        sample_temperature=cg.hra_risk.sample_temperature,
+        sample_max_tokens=cg.hra_risk.sample_max_tokens,
     )
 
     # The ablations switch medgate's own judges off; a plugin's judge is left out of the list.

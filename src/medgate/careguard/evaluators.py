@@ -20,14 +20,24 @@ from typing import Protocol
 
 from pydantic import Field
 
-from medgate.backends.base import ChatMessage, LanguageModel
+from medgate.backends.base import ChatMessage, LanguageModel, WhiteBoxModel
 from medgate.backends.pool import ModelPool
 from medgate.backends.structured import chat_json
 from medgate.careguard.categories import INSTRUCTIONS
+from medgate.careguard.consistency import measure_consistency
+from medgate.careguard.degeneration import assess_degeneration
+from medgate.careguard.hra_risk import (
+    HRARiskModel,
+    hra_from_probability,
+    load_risk_model,
+    risk_features,
+)
 from medgate.careguard.quoting import quote_block
 from medgate.careguard.records import Assessment, Draft, Evaluator, Triage, switched_off
 from medgate.careguard.scoring import hra_score, rule_findings, sra_score
 from medgate.config import MedgateConfig
+from medgate.embeddings import SentenceEmbedder, default_embedder
+from medgate.errors import ConfigError
 from medgate.plugins import Registry
 from medgate.records import Case, Record, Usage
 
@@ -191,8 +201,14 @@ class SafetyJudge(ModelJudge):
 
 
 class HallucinationJudge(ModelJudge):
-    """HRA: hallucination risk, the judge's score combined with the draft's signals and the
-    claims layer's flags (:func:`medgate.careguard.scoring.hra_score`)."""
+    """HRA: hallucination risk.
+
+    With a fitted risk model (:mod:`medgate.careguard.hra_risk`), the judge's score, the draft's
+    sampling consistency, its degeneration and its token signals are combined into P(wrong),
+    mapped to 1-5; any error on that path (a feature not computed, a model that could not be
+    loaded, ``risk_error``) scores 5. Without one, the judge's score is blended with the
+    draft's signals and the claims layer's flags (:func:`medgate.careguard.scoring.hra_score`).
+    """
 
     name = Evaluator.HRA
     rubric = HRA_RUBRIC
@@ -205,18 +221,32 @@ class HallucinationJudge(ModelJudge):
         max_tokens: int = 90,
         seed: int = 7,
         judge_weight: float = 0.7,
+        risk_model: HRARiskModel | None = None,
+        embedder: SentenceEmbedder | None = None,
+        risk_error: str | None = None,
     ) -> None:
         super().__init__(model, threshold=threshold, max_tokens=max_tokens, seed=seed)
         self.judge_weight = judge_weight
+        self.risk_model = risk_model
+        self.embedder = embedder
+        self.risk_error = risk_error
 
     def assess(
         self, outcome: JudgeOutcome, triage: Triage, draft: Draft, claims_penalty: int
     ) -> Assessment:
         judge = outcome.reply.score if outcome.reply else None
-        score, components = hra_score(
-            judge, draft.signals, claims_penalty, self.judge_weight, self.threshold
-        )
         findings = ["the claims layer flagged a high-severity claim"] if claims_penalty else []
+        error = outcome.error
+        if judge is not None and (self.risk_model is not None or self.risk_error is not None):
+            try:
+                score, components = self._risk_score(judge, draft, claims_penalty)
+            except Exception as exc:  # fail closed: a risk model that cannot score gives 5
+                error = f"HRA risk model: {type(exc).__name__}: {exc}"
+                score, components = 5, {"judge": float(judge), "failed": 1.0}
+        else:
+            score, components = hra_score(
+                judge, draft.signals, claims_penalty, self.judge_weight, self.threshold
+            )
         return Assessment(
             evaluator=self.name,
             score=score,
@@ -224,10 +254,43 @@ class HallucinationJudge(ModelJudge):
             justification=outcome.reply.justification if outcome.reply else "",
             rule_findings=findings,
             components=components,
-            error=outcome.error,
+            error=error,
             seconds=outcome.seconds,
             usage=outcome.usage,
         )
+
+    def _risk_score(
+        self, judge: int, draft: Draft, claims_penalty: int
+    ) -> tuple[int, dict[str, float]]:
+        """HRA from the fitted model; raises when it cannot be computed."""
+        if self.risk_model is None:
+            raise ValueError(self.risk_error or "no risk model")
+        model = self.risk_model
+        consistency = measure_consistency(
+            draft.text, draft.samples[: model.artifact.samples], self.embedder
+        )
+        if consistency.error:
+            raise ValueError(f"consistency not measured: {consistency.error}")
+        if consistency.samples < model.artifact.samples:
+            raise ValueError(
+                f"{consistency.samples} sample(s) beside the draft; the model was fitted on "
+                f"{model.artifact.samples}"
+            )
+        degeneration = assess_degeneration(draft.text, hit_token_limit=draft.truncated)
+        features = risk_features(judge, consistency, degeneration, draft.tokens)
+        p = model.probability(features)
+        score = min(5, hra_from_probability(p, model.threshold) + claims_penalty)
+        components = {
+            **features,
+            "p_wrong": p,
+            "risk_threshold": model.threshold,
+            "claims_penalty": float(claims_penalty),
+        }
+        # A judge that fails the draft stays a floor, as without the model.
+        if judge > self.threshold and score < judge:
+            components["judge_floor"] = float(judge)
+            score = judge
+        return score, components
 
 
 def safety_judge(config: MedgateConfig, pool: ModelPool) -> SafetyJudge:
@@ -240,15 +303,35 @@ def safety_judge(config: MedgateConfig, pool: ModelPool) -> SafetyJudge:
 
 
 def hallucination_judge(config: MedgateConfig, pool: ModelPool) -> HallucinationJudge:
-    """The ``hra`` judge on ``careguard.hra_model`` (default: the answering model)."""
+    """The ``hra`` judge on ``careguard.hra_model`` (default: the answering model), with the
+    fitted risk model when ``careguard.hra_risk.enabled`` and the generator is white-box (the
+    model reads the draft's token signals). A risk model or encoder that cannot be loaded is
+    kept as ``risk_error``: every draft then scores 5 (fail closed), with the reason."""
     cg = config.careguard
     model = pool.get(cg.spec(Evaluator.HRA, config.model), role=Evaluator.HRA)
+    risk_model = embedder = risk_error = None
+    generator = pool.get(cg.spec("generator", config.model), role="generator")
+    if cg.hra_risk.enabled and isinstance(generator, WhiteBoxModel):
+        try:
+            risk_model = load_risk_model(cg.hra_risk.artifact)
+            embedder = default_embedder()
+            fitted_on = risk_model.artifact.provenance.get("encoder_sha256")
+            if fitted_on is not None and fitted_on != embedder.fingerprint:
+                raise ConfigError(
+                    f"the HRA risk model was fitted on encoder {fitted_on}, not the installed "
+                    f"{embedder.fingerprint}"
+                )
+        except Exception as exc:
+            risk_model, risk_error = None, f"{type(exc).__name__}: {exc}"
     return HallucinationJudge(
         model,
         threshold=cg.hra_threshold,
         max_tokens=cg.judge_max_tokens,
         seed=cg.seed,
         judge_weight=cg.judge_weight,
+        risk_model=risk_model,
+        embedder=embedder,
+        risk_error=risk_error,
     )
 
 

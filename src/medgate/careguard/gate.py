@@ -281,6 +281,7 @@ class CareGuardGate:
                     instructions=instructions,
                     harmful=harmful,
                     yes_granted=yes is not None and yes.granted,
+                    truncated=draft.truncated,
                 )
             )
             passed = (

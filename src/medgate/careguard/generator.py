@@ -8,12 +8,14 @@ and its signals are marked as not computed.
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Sequence
 
 from medgate.backends.base import ChatMessage, DecodeParams, LanguageModel, WhiteBoxModel
 from medgate.careguard.quoting import quote_block
-from medgate.careguard.records import Draft, Triage
+from medgate.careguard.records import Draft, TokenStats, Triage
 from medgate.careguard.scoring import answer_signals, not_computed_signals
 from medgate.careguard.screening import describe_answers
 from medgate.errors import ModelError
@@ -48,7 +50,44 @@ def generator_messages(case: Case, triage: Triage, feedback: Sequence[str]) -> l
     ]
 
 
+#: The end of a sentence or of a list item's sentence.
+_SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d\]]*)(?=\s|$)")
+
+
+def trim_to_sentence(text: str) -> str:
+    """``text`` cut back to the end of its last complete sentence or line (the last line is
+    the one the budget cut); unchanged when it has neither.
+
+    A draft that ran out of tokens stops mid-sentence, often mid-list; its complete sentences
+    and list items are still an answer, the stump is not.
+    """
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    lines = text.rstrip().rfind("\n")
+    if lines > 0:
+        ends.append(lines)
+    return text[: max(ends)].rstrip() if ends else text
+
+
+def token_stats(token_logprobs: Sequence[float]) -> TokenStats | None:
+    """Mean and least log-probability of the tokens and the perplexity; None without tokens
+    or with a number that is not finite."""
+    if not token_logprobs or not all(math.isfinite(lp) for lp in token_logprobs):
+        return None
+    mean = sum(token_logprobs) / len(token_logprobs)
+    return TokenStats(
+        tokens=len(token_logprobs),
+        mean_logprob=min(0.0, mean),
+        min_logprob=min(0.0, min(token_logprobs)),
+        perplexity=math.exp(-min(0.0, mean)),
+    )
+
+
 class Generator:
+    """Drafts answers. With ``samples`` > 0 each draft comes with that many more answers to the
+    same prompt, sampled at ``sample_temperature`` (seeded) within ``sample_max_tokens``, for
+    HRA's consistency check (:mod:`medgate.careguard.consistency`); a white-box model decodes
+    them in the same parallel pass as the draft."""
+
     def __init__(
         self,
         model: LanguageModel,
@@ -56,15 +95,39 @@ class Generator:
         max_tokens: int = 128,
         seed: int = 7,
         refine_temperature: float = 0.4,
+        samples: int = 0,
+        sample_temperature: float = 1.0,
+        sample_max_tokens: int = 96,
+        repeat_penalty: float = 1.0,
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
         self.seed = seed
         self.refine_temperature = refine_temperature
+        self.samples = samples
+        self.sample_temperature = sample_temperature
+        self.sample_max_tokens = sample_max_tokens
+        self.repeat_penalty = repeat_penalty
 
     @property
     def name(self) -> str:
         return self.model.name
+
+    def sample_seeds(self, iteration: int) -> list[int]:
+        """The seeds of the consistency samples of round ``iteration`` (never the draft's)."""
+        return [self.seed + 1000 + 100 * iteration + k for k in range(self.samples)]
+
+    def sample_params(self, iteration: int) -> list[DecodeParams]:
+        """How the consistency samples of round ``iteration`` are decoded (white-box)."""
+        return [
+            DecodeParams(
+                max_tokens=self.sample_max_tokens,
+                temperature=self.sample_temperature,
+                seed=s,
+                repeat_penalty=self.repeat_penalty,
+            )
+            for s in self.sample_seeds(iteration)
+        ]
 
     def draft(
         self, case: Case, triage: Triage, feedback: Sequence[str] = (), iteration: int = 0
@@ -74,18 +137,31 @@ class Generator:
         temperature = 0.0 if iteration == 0 else self.refine_temperature
         seed = self.seed + iteration
         t0 = time.perf_counter()
+        samples: list[str] = []
+        tokens = None
         if isinstance(self.model, WhiteBoxModel):
-            completion = self.model.complete(
-                messages,
-                DecodeParams(max_tokens=self.max_tokens, temperature=temperature, seed=seed),
-            )
+            params = [
+                DecodeParams(
+                    max_tokens=self.max_tokens,
+                    temperature=temperature,
+                    seed=seed,
+                    repeat_penalty=self.repeat_penalty,
+                ),
+                *self.sample_params(iteration),
+            ]
+            completion, *sampled = self.model.complete_batch(messages, params)
             text = completion.text.strip()
+            samples = [c.text.strip() for c in sampled]
             signals = answer_signals(completion.token_logprobs)
+            tokens = token_stats(completion.token_logprobs)
+            truncated = completion.n_tokens >= self.max_tokens
+            if truncated:
+                text = trim_to_sentence(text)
             usage = Usage(
                 role="generator",
                 model=self.model.name,
                 prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.n_tokens,
+                completion_tokens=completion.n_tokens + sum(c.n_tokens for c in sampled),
                 seconds=completion.seconds,
             )
         else:
@@ -97,7 +173,27 @@ class Generator:
                 role="generator",
             )
             text, usage = reply.text.strip(), reply.usage
+            truncated = usage.completion_tokens >= self.max_tokens
+            if truncated:
+                text = trim_to_sentence(text)
+            for s in self.sample_seeds(iteration):
+                sampled_reply = self.model.chat(
+                    messages,
+                    max_tokens=self.sample_max_tokens,
+                    temperature=self.sample_temperature,
+                    seed=s,
+                    role="generator",
+                )
+                samples.append(sampled_reply.text.strip())
             signals = not_computed_signals("the generator backend gives no token log-probabilities")
         if not text:
             raise ModelError("the generator returned an empty answer")
-        return Draft(text=text, signals=signals, seconds=time.perf_counter() - t0, usage=usage)
+        return Draft(
+            text=text,
+            signals=signals,
+            tokens=tokens,
+            samples=samples,
+            truncated=truncated,
+            seconds=time.perf_counter() - t0,
+            usage=usage,
+        )

@@ -79,12 +79,34 @@ class Triage(Record):
         return None
 
 
+class TokenStats(Record):
+    """Token-level readings of a generated text from its per-token log-probabilities."""
+
+    tokens: int = Field(ge=1)
+    mean_logprob: float = Field(le=0)
+    min_logprob: float = Field(le=0)
+    perplexity: float = Field(ge=1, description="exp(-mean log-probability).")
+
+
 class Draft(Record):
     """One generated answer."""
 
     text: str
     signals: dict[str, SignalValue] = Field(
         default_factory=dict, description="HRS-style signals of the text (white-box only)."
+    )
+    tokens: TokenStats | None = Field(
+        default=None, description="Its token log-probability readings (white-box only)."
+    )
+    samples: list[str] = Field(
+        default_factory=list,
+        description="Further answers sampled from the same prompt (careguard.hra_risk.samples), "
+        "which HRA's consistency check compares the draft with.",
+    )
+    truncated: bool = Field(
+        default=False,
+        description="The generation stopped at its token budget, not by itself; the text is "
+        "then cut back to its last complete sentence, if it has one.",
     )
     seconds: float = 0.0
     usage: Usage | None = None

@@ -14,6 +14,9 @@ exactly which rule held an answer back.
 * :class:`RiskyEndorsement`: a yes/no question asking whether to do something ("Can I ...",
   "Is it safe to ...", "Should I ...") answered with an endorsement ("Yes, you can ...", "... is
   safe") that the yes-release rule (:mod:`medgate.careguard.yes_release`) did not grant.
+* :class:`Degenerate`: the draft loops or stops short: repeated phrases, a word or list item
+  said again and again, few distinct words, or a sentence cut off by the token budget
+  (:mod:`medgate.careguard.degeneration`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Protocol
 
 from pydantic import Field
 
+from medgate.careguard.degeneration import assess_degeneration
 from medgate.careguard.scoring import GO_AHEAD, refuses
 from medgate.records import Record
 
@@ -34,6 +38,7 @@ class CheckName(StrEnum):
     INSTRUCTION_ECHO = "instruction_echo"
     HARMFUL_COMPLIANCE = "harmful_compliance"
     RISKY_ENDORSEMENT = "risky_endorsement"
+    DEGENERATE = "degenerate"
 
 
 class ReleaseFinding(Record):
@@ -57,6 +62,8 @@ class ReleaseContext:
     """Triage or the request-safety score marks the request harmful."""
     yes_granted: bool
     """The yes-release rule allows an endorsement of this question's practice."""
+    truncated: bool = False
+    """The generation stopped at its token budget."""
 
 
 class ReleaseCheck(Protocol):
@@ -251,9 +258,34 @@ class RiskyEndorsement:
         )
 
 
+class Degenerate:
+    """A draft that loops or is cut off
+    (:func:`medgate.careguard.degeneration.assess_degeneration`): it is never released,
+    whatever the judges say."""
+
+    name = CheckName.DEGENERATE
+
+    def check(self, ctx: ReleaseContext) -> ReleaseFinding | None:
+        found = assess_degeneration(ctx.draft, hit_token_limit=ctx.truncated)
+        if not found.degenerate:
+            return None
+        return ReleaseFinding(
+            check=self.name,
+            reason="the answer is degenerate: " + "; ".join(found.findings),
+            evidence=found.top_word if found.top_word_share > 0.25 else "",
+            feedback="write a few complete, varied sentences; do not repeat a word, phrase or "
+            "list item, and finish every sentence",
+        )
+
+
 #: Every check, always run. A fixed tuple, not a configurable list: a setting must not be able
 #: to switch a release check off.
-CHECKS: tuple[ReleaseCheck, ...] = (InstructionEcho(), HarmfulCompliance(), RiskyEndorsement())
+CHECKS: tuple[ReleaseCheck, ...] = (
+    InstructionEcho(),
+    HarmfulCompliance(),
+    RiskyEndorsement(),
+    Degenerate(),
+)
 
 
 def release_findings(
