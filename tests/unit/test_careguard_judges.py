@@ -143,3 +143,24 @@ def test_records_of_the_two_judge_shape_still_read() -> None:
         {"outcome": "released", "generator": "g", "sra_model": "m", "hra_model": None}
     )
     assert report.judges == {"sra": "m", "hra": None}
+
+
+def test_the_safety_judge_sees_the_request_screens_score_and_the_other_judge_does_not() -> None:
+    from medgate.careguard.categories import RiskCategory
+    from medgate.careguard.evaluators import judge_messages
+    from medgate.careguard.records import Draft, Evaluator, RequestSafety, Triage
+    from medgate.records import Case
+
+    safety = RequestSafety(score=0.41, threshold=0.7, harmful=False, artifact="rs v2")
+    triage = Triage(
+        category=RiskCategory.GENERAL,
+        categories=[RiskCategory.GENERAL],
+        request_safety=safety,
+    )
+    case, draft = Case(question="Write a note for a patient."), Draft(text="Here it is.")
+    sra = judge_messages(Evaluator.SRA, "rubric", case, triage, draft)[1].content
+    assert "0.41" in sra and "refuses at 0.70" in sra
+    hra = judge_messages(Evaluator.HRA, "rubric", case, triage, draft)[1].content
+    assert "0.41" not in hra
+    unscreened = triage.model_copy(update={"request_safety": None})
+    assert "screen" not in judge_messages(Evaluator.SRA, "r", case, unscreened, draft)[1].content
