@@ -30,6 +30,8 @@ from medgate.backends.served import (
     ServedAnswerer,
     TopToken,
     cue_slot,
+    early_stop,
+    held_back,
     read_labels,
     reasoning_length,
 )
@@ -161,7 +163,8 @@ def test_a_cue_the_model_wrote_is_read_again_in_the_same_turn_after_the_kept_rea
     server: ReplayServer,
 ) -> None:
     # In-process appends the cue to the tokens kept before the stop word whether or not the
-    # model wrote one; so does the served answerer where it can.
+    # model wrote one; so does the served answerer where it can. (No minimum length here:
+    # in-process forbids the answer line before it.)
     main = copy.deepcopy(recorded("main_reply_two_tokens.json"))
     content = main["choices"][0]["logprobs"]["content"]
     written = copy.deepcopy(content[0])
@@ -175,7 +178,7 @@ def test_a_cue_the_model_wrote_is_read_again_in_the_same_turn_after_the_kept_rea
     body = copy.deepcopy(same)
     body["usage"]["prompt_tokens"] = main["usage"]["prompt_tokens"] + 4
     server.replies.extend([Reply(body=main), Reply(body=body)])
-    out = answerer(server, with_template=True).complete(MESSAGES, params())
+    out = answerer(server, with_template=True).complete(MESSAGES, params(min_tokens=0))
     assert out.text == "no\n" and out.n_tokens == 2
     assert out.answer_read == SAME_TURN
     assert server.requests[1]["prompt"].endswith("assistant\nno\n" + ANSWER_CUE)
@@ -312,9 +315,11 @@ def test_without_a_chat_template_the_follow_up_reads_the_slot(server: ReplayServ
     assert second["continue_final_message"] is True
 
 
-def test_an_answer_before_the_minimum_reasoning_is_taken_as_written(server: ReplayServer) -> None:
-    # The model ended its turn after "no\n": over HTTP nothing forbids that (min_tokens bans
-    # only <|endoftext|> on llama.cpp's server, not Qwen's <|im_end|>).
+def test_without_completions_an_answer_before_the_minimum_reasoning_is_taken_as_written(
+    server: ReplayServer,
+) -> None:
+    # The model ended its turn after "no\n": over chat nothing forbids that (min_tokens bans
+    # one end token on llama.cpp's server, and Qwen has two).
     main, follow = recorded("main_reply_two_tokens.json"), recorded("follow_up_reply.json")
     server.replies.extend([Reply(body=main), Reply(body=follow)])
     out = answerer(server).complete(MESSAGES, params())
@@ -407,3 +412,73 @@ def test_llama_cpp_server_refusing_json_schema_with_500_falls_back_to_json_mode(
     assert kinds == ["json_schema", "json_object"]
     # llama-cpp-python compiles the schema in JSON mode into a grammar.
     assert server.requests[1]["response_format"]["schema"] == {"type": "object"}
+
+
+def legacy_reply(tokens: list[tuple[str, float, dict[str, float]]], finish: str) -> dict[str, Any]:
+    """A /completions reply in the recorded shape (same_turn_reply.json) with other tokens."""
+    body = copy.deepcopy(recorded("same_turn_reply.json"))
+    choice = body["choices"][0]
+    choice["text"] = "".join(t for t, _, _ in tokens)
+    choice["finish_reason"] = finish
+    choice["logprobs"] = {
+        "text_offset": list(range(len(tokens))),
+        "token_logprobs": [lp for _, lp, _ in tokens],
+        "tokens": [t for t, _, _ in tokens],
+        "top_logprobs": [top for _, _, top in tokens],
+    }
+    return body
+
+
+def test_what_in_process_forbids_before_the_minimum_length() -> None:
+    assert held_back("", REASONING_STOPS)  # a special token: the end of turn
+    assert held_back(" Answer", REASONING_STOPS) and held_back("ans", REASONING_STOPS)
+    assert not held_back("\n", REASONING_STOPS) and not held_back(" an", REASONING_STOPS)
+    assert early_stop(["no", "\n"], REASONING_STOPS, 8, ended=True) == 2
+    assert early_stop(["no", "\n"], REASONING_STOPS, 8, ended=False) is None
+    assert early_stop(["no", "\n", "Answer", ":"], REASONING_STOPS, 8, ended=False) == 2
+    assert early_stop(["a", "", "b"], REASONING_STOPS, 2, ended=False) is None
+    assert early_stop(["no", "\n", "Answer"], REASONING_STOPS, 2, ended=False) is None
+
+
+def test_an_end_before_the_minimum_reasoning_is_held_back_as_in_process(
+    server: ReplayServer,
+) -> None:
+    main = recorded("main_reply_two_tokens.json")  # "no\n", then the end of turn
+    step = [("", -0.1, {"": -0.1, " Answer": -2.5, " The": -3.0, " A": -3.5})]
+    rest = [(" It", -0.5, {" It": -0.5}), (" is", -0.2, {" is": -0.2}), (".", -0.1, {".": -0.1})]
+    read = matching_usage(main, recorded("same_turn_reply.json"))
+    read["usage"]["prompt_tokens"] = main["usage"]["prompt_tokens"] + 13
+    # First the end of turn is the greedy token: the server reports no token for it, and is
+    # asked again with the end tokens forbidden.
+    server.replies.extend(
+        [Reply(body=main), Reply(body=legacy_reply([], "stop"))]
+        + [Reply(body=legacy_reply(step, "length"))] * 6
+        + [Reply(body=legacy_reply(rest, "stop")), Reply(body=read)]
+    )
+    out = answerer(server, with_template=True).complete(MESSAGES, params())
+    retried = server.requests.pop(2)
+    assert retried["logit_bias"] == {"<|im_end|>": -100.0, "<|endoftext|>": -100.0}
+    assert retried["logit_bias_type"] == "tokens" and "min_tokens" not in retried
+    assert "logit_bias" not in server.requests[2]
+    server.paths.pop(2)
+    chat = [e["logprob"] for e in main["choices"][0]["logprobs"]["content"]]
+    # The best token in-process allows, with the log-probability the server gave it.
+    assert out.token_logprobs == chat + [-3.0] * 6 + [-0.5, -0.2, -0.1]
+    assert out.text == "no\n" + " The" * 6 + " It is."
+    assert out.answer_read == SAME_TURN
+    assert server.paths == ["/v1/chat/completions"] + ["/v1/completions"] * 8
+    steps, continuation, slot = server.requests[1:7], server.requests[7], server.requests[8]
+    prompt = template().render(MESSAGES)
+    assert [r["prompt"] for r in steps] == [prompt + "no\n" + " The" * i for i in range(6)]
+    assert all(r["max_tokens"] == 1 and r["temperature"] == 0.0 for r in steps)
+    assert continuation["prompt"] == prompt + "no\n" + " The" * 6
+    assert continuation["max_tokens"] == 50 - 8 + 16 and "min_tokens" not in continuation
+    assert slot["prompt"] == prompt + out.text + ANSWER_CUE
+
+
+def test_no_allowed_token_before_the_minimum_is_a_model_error(server: ReplayServer) -> None:
+    main = recorded("main_reply_two_tokens.json")
+    step = [("", -0.1, {"": -0.1, " Answer": -2.5})]
+    server.replies.extend([Reply(body=main), Reply(body=legacy_reply(step, "length"))])
+    with pytest.raises(ModelError, match="min_reasoning_tokens"):
+        answerer(server, with_template=True).complete(MESSAGES, params())

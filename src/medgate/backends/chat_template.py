@@ -111,6 +111,9 @@ class ChatTemplate:
     eos_token: str = ""
     source: str = ""
     """Where the template was read from, for messages."""
+    end_tokens: tuple[str, ...] = ()
+    """Texts of the tokens that end generation (a GGUF's end-of-generation tokens; else the
+    EOS and BOS texts), which a served answerer forbids before the minimum reasoning."""
 
     @functools.cached_property
     def formatter(self) -> Any:

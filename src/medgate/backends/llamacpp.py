@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 
 #: Token texts that would start the answer line; forbidden until the minimum reasoning length.
-_ANSWER_PREFIXES = ("ans", "answ", "answe", "answer")
+ANSWER_PREFIXES = ("ans", "answ", "answe", "answer")
 
 
 _quiet: Any = None
@@ -152,7 +153,7 @@ class LlamaCppModel:
     def _banned(self, stops: tuple[str, ...]) -> npt.NDArray[np.int64]:
         """End-of-generation tokens plus tokens that start a stop word or the answer line."""
         if stops not in self._banned_cache:
-            starts = tuple(s.strip().lower() for s in stops if s.strip()) + _ANSWER_PREFIXES
+            starts = tuple(s.strip().lower() for s in stops if s.strip()) + ANSWER_PREFIXES
             ids = [
                 t
                 for t in range(self._vocab)
@@ -405,7 +406,15 @@ def load_chat_template(source: str, cache_dir: Path) -> ChatTemplate:
         except (ValueError, RuntimeError) as exc:
             raise ConfigError(f"backend.chat_template: cannot read {path}: {exc}") from exc
         try:
-            return gguf_chat_template(llm, path)
+            import llama_cpp
+
+            vocab = llama_cpp.llama_model_get_vocab(llm.model)
+            ends = tuple(
+                str(llm._model.token_get_text(t))
+                for t in range(llm.n_vocab())
+                if llama_cpp.llama_vocab_is_eog(vocab, t)
+            )
+            return replace(gguf_chat_template(llm, path), end_tokens=ends)
         finally:
             llm.close()
     text = path.read_text(encoding="utf-8")
@@ -428,11 +437,13 @@ def load_chat_template(source: str, cache_dir: Path) -> ChatTemplate:
             value = value.get("content")
         return value if isinstance(value, str) else ""
 
+    bos, eos = token("bos_token"), token("eos_token")
     return ChatTemplate(
         template=template,
-        bos_token=token("bos_token"),
-        eos_token=token("eos_token"),
+        bos_token=bos,
+        eos_token=eos,
         source=str(path),
+        end_tokens=tuple(t for t in (eos, bos) if t),
     )
 
 

@@ -43,6 +43,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
 from medgate.backends.base import (
@@ -53,6 +54,7 @@ from medgate.backends.base import (
     renormalise,
 )
 from medgate.backends.chat_template import ChatTemplate
+from medgate.backends.llamacpp import ANSWER_PREFIXES
 from medgate.backends.openai import (
     MAX_TOP_LOGPROBS,
     EndpointMissing,
@@ -152,6 +154,34 @@ def reasoning_length(tokens: Sequence[str], stops: Sequence[str]) -> tuple[int, 
             break
         kept += 1
     return kept, cut
+
+
+def held_back(token: str, stops: Sequence[str]) -> bool:
+    """Whether the in-process engine forbids ``token`` before ``min_tokens``: a special token
+    (the end of turn, which a server reports as empty text) or a piece of three or more
+    letters that begins, or is begun by, a stop word or the answer line (``Answer``)."""
+    if not token:
+        return True
+    piece = token.strip().lower()
+    starts = tuple(s.strip().lower() for s in stops if s.strip()) + ANSWER_PREFIXES
+    return len(piece) >= 3 and any(s.startswith(piece) or piece.startswith(s) for s in starts)
+
+
+def early_stop(
+    tokens: Sequence[str], stops: Sequence[str], min_tokens: int, ended: bool
+) -> int | None:
+    """The first step before ``min_tokens`` where the reply did what in-process forbids there
+    (ended its turn, or wrote a stop word or the answer line), or None."""
+    for i, token in enumerate(tokens[:min_tokens]):
+        # An empty piece inside a reply is part of a character split across tokens.
+        if token and held_back(token, stops):
+            return i
+    kept, cut = reasoning_length(tokens, stops)
+    if cut >= 0 and kept < min_tokens:
+        return kept
+    if ended and len(tokens) < min_tokens:
+        return len(tokens)
+    return None
 
 
 def cue_slot(tokens: Sequence[str], cut: int, cue: str) -> int | None:
@@ -349,6 +379,13 @@ class ServedAnswerer:
     ) -> Completion:
         positions = self._positions(choice)
         tokens = [pos.token for pos in positions]
+        if p.min_tokens and self._same_turn_failure is None:
+            ended = choice.get("finish_reason") == "stop"
+            step = early_stop(tokens, p.stop, p.min_tokens, ended)
+            if step is not None:
+                positions = self._hold_min_tokens(messages, p, positions[:step])
+                tokens = [pos.token for pos in positions]
+                choice = {}  # the reply's text is no longer the reasoning
         kept, cut = reasoning_length(tokens, p.stop)
         # Past the budget the in-process engine stops and appends the cue: so does this.
         within = kept <= p.max_tokens
@@ -386,6 +423,120 @@ class ServedAnswerer:
             seconds=time.perf_counter() - started,
             **fields,
         )
+
+    def _hold_min_tokens(
+        self, messages: Sequence[ChatMessage], p: DecodeParams, prefix: Sequence[Position]
+    ) -> list[Position]:
+        """The reasoning as in-process writes it under ``min_tokens``, from ``prefix`` on.
+
+        The server ended the turn or began the answer line before ``p.min_tokens`` tokens,
+        which in-process forbids (``min_tokens`` over HTTP forbids one end token at most).
+        Up to that length, one ``/completions`` token at a time: the most probable of the
+        visible top tokens that in-process allows (sampled among them at the temperature,
+        with the seed, for a sample), with its log-probability as the server reports it
+        (before any ban, as in-process records it). Then one ``/completions`` continuation
+        for the rest of the budget. Each request sends the text so far, which the server
+        tokenises again.
+        """
+        assert self.template is not None
+        prompt = self.template.render(messages)
+        held = list(prefix)
+        rng = np.random.default_rng(p.seed)
+        while len(held) < p.min_tokens:
+            choice = self._choices(self._complete_text(prompt, held, 1, 0.0, None))[0]
+            if not self._generated(choice):
+                # The end of turn was the most probable token, and a server reports nothing
+                # for it: ask again with the end tokens forbidden. llama.cpp's server still
+                # reports the log-probabilities before that ban, as in-process records them.
+                choice = self._choices(self._complete_text(prompt, held, 1, 0.0, None, True))[0]
+            visible = self._first_top(choice)
+            allowed = [t for t in visible if not held_back(t.token, p.stop)]
+            if not allowed:
+                raise ModelError(
+                    f"{self.name}: no visible token may continue the reasoning before "
+                    f"hrs.min_reasoning_tokens ({p.min_tokens})"
+                )
+            if p.temperature > 0:
+                z = np.array([t.logprob for t in allowed]) / p.temperature
+                w = np.exp(z - z.max())
+                pick = allowed[int(rng.choice(len(allowed), p=w / w.sum()))]
+            else:
+                pick = max(allowed, key=lambda t: t.logprob)
+            held.append(Position(token=pick.token, logprob=pick.logprob, top=visible))
+        budget = p.max_tokens - len(held) + (CUE_ROOM if p.answer_slot is not None else 0)
+        if budget <= 0:
+            return held
+        body = self._complete_text(prompt, held, budget, p.temperature, p.seed)
+        return held + self._legacy_positions(self._choices(body)[0])
+
+    def _complete_text(
+        self,
+        prompt: str,
+        held: Sequence[Position],
+        max_tokens: int,
+        temperature: float,
+        seed: int | None,
+        forbid_end: bool = False,
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "model": self.backend.model,
+            "prompt": prompt + "".join(t.token for t in held),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "logprobs": MAX_TOP_LOGPROBS,
+        }
+        if forbid_end:
+            assert self.template is not None
+            # llama-cpp-python's server takes token texts (logit_bias_type "tokens"), and
+            # reports the log-probabilities from before the bias. (It drops a logit_bias sent
+            # together with min_tokens, so min_tokens is not sent.)
+            ends = self.template.end_tokens
+            payload.update(logit_bias=dict.fromkeys(ends, -100.0), logit_bias_type="tokens")
+        if temperature > 0:
+            payload["top_p"] = 1.0
+            if seed is not None:
+                payload["seed"] = seed
+        return self._post(payload, self.NEUTRAL_SAMPLING, path="/completions")
+
+    @staticmethod
+    def _generated(choice: Mapping[str, Any]) -> bool:
+        """Whether a ``/completions`` reply reports a generated token."""
+        logprobs = choice.get("logprobs")
+        if not isinstance(logprobs, dict):
+            return True  # let the reading say what is wrong
+        rows = logprobs.get("content", logprobs.get("top_logprobs"))
+        return not isinstance(rows, list) or bool(rows)
+
+    def _legacy_positions(self, choice: Mapping[str, Any]) -> list[Position]:
+        """The generated tokens of a ``/completions`` reply (legacy ``logprobs`` object)."""
+        logprobs = choice.get("logprobs")
+        if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
+            return self._positions(choice)
+        if choice.get("finish_reason") == "content_filter":
+            raise ModelError(f"{self.name}: the reply was cut by the server's content filter")
+        try:
+            assert isinstance(logprobs, dict)
+            rows = zip(
+                logprobs["tokens"],
+                logprobs["token_logprobs"],
+                logprobs["top_logprobs"],
+                strict=True,
+            )
+            out = [
+                Position(
+                    token=token,
+                    logprob=logprob,
+                    top=[TopToken(token=t, logprob=lp) for t, lp in top.items()],
+                )
+                for token, logprob, top in rows
+            ]
+        except (AssertionError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ModelError(f"{self.name}: malformed logprobs in the /completions reply") from exc
+        for position in out:
+            numbers = [position.logprob, *(t.logprob for t in position.top)]
+            if not all(math.isfinite(x) and x <= 0.0 for x in numbers):
+                raise ModelError(f"{self.name}: a log-probability is not a finite number <= 0")
+        return out
 
     def _answer_slot(
         self,
