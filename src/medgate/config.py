@@ -240,6 +240,13 @@ class BackendOptions(Section):
     timeout_s: float = Field(default=120.0, gt=0, description="Per-call timeout (remote models).")
     api_base: str | None = Field(default=None, description="OpenAI-compatible server URL.")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Env var holding the key.")
+    chat_template: str | None = Field(
+        default=None,
+        description="A served HRS answerer's chat template, so that the answer slot is read in "
+        "the same assistant turn over /completions as in-process: embedded:NAME, a .gguf file, "
+        "a tokenizer_config.json or a Jinja file. Unset: the slot is read by a follow-up chat "
+        "request, and the run says why.",
+    )
     max_retries: int = Field(
         default=3, ge=0, le=10, description="Retries on 429/5xx/transport errors (remote models)."
     )

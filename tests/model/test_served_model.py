@@ -3,7 +3,9 @@
 A module-scoped fixture starts ``python -m llama_cpp.server`` on the embedded GGUF (one thread,
 flash attention on, as the in-process engine computes attention) on a free loopback port, and
 always stops it. The same ten PubMedQA-L items go through the HRS gate (baseline gate only:
-``max_iterations = 0``, the paper's rule) once in-process and once over HTTP.
+``max_iterations = 0``, the paper's rule) once in-process and once over HTTP, where the served
+answerer has the GGUF's chat template and so reads the answer slot in the same turn over
+``/completions``. The verdicts must be the same on every item.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from medgate.backends.llamacpp import LlamaCppModel
+from medgate.backends.llamacpp import LlamaCppModel, load_chat_template
 from medgate.backends.openai import OpenAIBackend
 from medgate.backends.pool import ModelPool
-from medgate.backends.served import ServedAnswerer
+from medgate.backends.served import SAME_TURN, ServedAnswerer
 from medgate.config import HRSConfig, SuccessRule, load_config
 from medgate.hrs.decision import HRSReport
 from medgate.hrs.gate import HRSGate
@@ -36,21 +38,17 @@ ALIAS = "qwen2.5-coder-0.5b"
 ITEMS = 10
 STARTUP_S = 180.0
 
-#: Perplexity risk of the same reasoning tokens, in-process and over HTTP. Measured on these 10
-#: items (2026-12-02): at most 0.0086 apart. The in-process engine decodes the greedy run beside
-#: the three samples in one batch; llama.cpp's arithmetic then differs in the last digits.
+#: Perplexity risk of the same reasoning tokens, in-process and over HTTP. Measured
+#: (2026-12-02): at most 0.0025 apart. The in-process engine decodes the greedy run beside the
+#: three samples in one batch; llama.cpp's arithmetic then differs in the last digits.
 PERPLEXITY_TOLERANCE = 0.01
-#: Reasoning identical token for token: measured 7 of 10. The other three: a greedy near-tie
-#: broken the other way (items 0 and 6), and item 1, where the model ended its turn after "no":
-#: in-process forbids that before hrs.min_reasoning_tokens, HTTP cannot.
-SAME_REASONING = 7
-#: Verdicts: measured the same on 7 of 10; the other three were released in-process and
-#: escalated over HTTP. Entropy over HTTP was read by the follow-up request on every item (the
-#: model never wrote the cue before ending its turn), which reads the first token of a new
-#: assistant turn, not the in-process slot: it measured 0.45 higher at most and never more than
-#: 0.019 lower, so the served gate is the more cautious one here.
-SAME_VERDICTS = 7
-ENTROPY_BELOW = 0.05
+#: Entropy risk at the answer slot after the same reasoning, both read in the same assistant
+#: turn. Measured: at most 0.023 apart. The server tokenises the prompt text again, where the
+#: reasoning's last "." and the cue's "\n" become one token, which in-process are two.
+ENTROPY_TOLERANCE = 0.05
+#: Reasoning identical token for token: measured 9 of 10. Item 2: a greedy near-tie broken the
+#: other way (in-process writes 13 tokens beside its samples, 26 alone, as HTTP does).
+SAME_REASONING = 9
 
 
 def _free_port() -> int:
@@ -146,15 +144,21 @@ def test_served_answers_signals_and_verdicts_agree_with_in_process(
         signals=["entropy", "perplexity", "ambiguity", "token_length"],
     )
     orchestrator = build_orchestrator(config, ModelPool(config))  # never asked: K = 0
-    served = ServedAnswerer(OpenAIBackend(ALIAS, api_base=server_url, timeout_s=900.0))
+    # The template from the GGUF the server runs, as backend.chat_template = PATH reads it.
+    template = load_chat_template(str(embedded.path), config.cache_dir)
+    served = ServedAnswerer(OpenAIBackend(ALIAS, api_base=server_url, timeout_s=900.0), template)
     gates = {
         "in-process": HRSGate(embedded, orchestrator, hrs),
         "http": HRSGate(served, orchestrator, hrs),
     }
     rows = []
-    for case in _cases():
+    for i, case in enumerate(_cases()):
         embedded.forget_prompt()
         rows.append({name: _row(gate.check(case)) for name, gate in gates.items()})
+        brief = {
+            side: {k: v for k, v in r.items() if k != "reasoning"} for side, r in rows[-1].items()
+        }
+        print(json.dumps({"item": i, **brief}), flush=True)
     report = [
         {
             "item": i,
@@ -164,14 +168,29 @@ def test_served_answers_signals_and_verdicts_agree_with_in_process(
     ]
     print(json.dumps([{k: v for k, v in r.items() if "reasoning" not in k} for r in report]))
     local, http = [r["in-process"] for r in rows], [r["http"] for r in rows]
-    assert [a["answer"] for a in local] == [b["answer"] for b in http]
-    same = [(a, b) for a, b in zip(local, http, strict=True) if a["reasoning"] == b["reasoning"]]
-    assert len(same) >= SAME_REASONING
-    for a, b in same:
-        assert a["perplexity"] == pytest.approx(b["perplexity"], abs=PERPLEXITY_TOLERANCE)
-    for a, b in zip(local, http, strict=True):
-        assert isinstance(a["entropy"], float) and isinstance(b["entropy"], float)
-        assert b["entropy"] >= a["entropy"] - ENTROPY_BELOW
-    verdicts = [(a["status"], b["status"]) for a, b in zip(local, http, strict=True)]
-    assert sum(a == b for a, b in verdicts) >= SAME_VERDICTS
-    assert all(b == "escalated" for a, b in verdicts if a != b), verdicts
+    pairs = list(zip(local, http, strict=True))
+    same = [(a, b) for a, b in pairs if a["reasoning"] == b["reasoning"]]
+    deltas = {
+        "answers": sum(a["answer"] == b["answer"] for a, b in pairs),
+        "verdicts": sum(a["status"] == b["status"] for a, b in pairs),
+        "same_reasoning": len(same),
+        "entropy_max_delta": max(abs(_num(a["entropy"]) - _num(b["entropy"])) for a, b in pairs),
+        "entropy_max_delta_same_reasoning": max(
+            (abs(_num(a["entropy"]) - _num(b["entropy"])) for a, b in same), default=0.0
+        ),
+        "perplexity_max_delta_same_reasoning": max(
+            (abs(_num(a["perplexity"]) - _num(b["perplexity"])) for a, b in same), default=0.0
+        ),
+    }
+    print(json.dumps(deltas))
+    assert all(b["read"] == SAME_TURN for b in http), [b["read"] for b in http]
+    assert deltas["answers"] == ITEMS
+    assert deltas["verdicts"] == ITEMS, [(a["status"], b["status"]) for a, b in pairs]
+    assert deltas["same_reasoning"] >= SAME_REASONING
+    assert deltas["entropy_max_delta_same_reasoning"] <= ENTROPY_TOLERANCE
+    assert deltas["perplexity_max_delta_same_reasoning"] <= PERPLEXITY_TOLERANCE
+
+
+def _num(value: object) -> float:
+    assert isinstance(value, float), value
+    return value

@@ -39,6 +39,7 @@ class ReplayServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         server = self
 
@@ -46,6 +47,7 @@ class ReplayServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 server.requests.append(json.loads(self.rfile.read(length)))
+                server.paths.append(self.path)
                 server.headers.append(dict(self.headers))
                 reply = server.replies.popleft() if server.replies else Reply(599, "unscripted")
                 if reply.delay_s:

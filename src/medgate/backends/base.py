@@ -109,8 +109,13 @@ class Completion(Record):
     )
     answer_read: str | None = Field(
         default=None,
-        description="How a served answerer read the answer slot: 'cue' (after the cue the "
-        "model wrote) or 'follow_up' (a second request); None for the in-process slot.",
+        description="How a served answerer read the answer slot: 'same_turn' (a /completions "
+        "request in the same assistant turn, as in-process), 'cue' (after the cue the model "
+        "wrote) or 'follow_up' (a second chat request); None for the in-process slot.",
+    )
+    answer_note: str | None = Field(
+        default=None,
+        description="Why a served answerer did not read the slot in the same turn.",
     )
     prompt_tokens: int = 0
     seconds: float = 0.0

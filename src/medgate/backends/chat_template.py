@@ -17,9 +17,11 @@ text and splitting at the markers; the text itself is never passed through the t
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from medgate.backends.base import ChatMessage
 from medgate.errors import ModelError
@@ -93,3 +95,40 @@ def encode_prompt(
         return [*split_prefix, *(t for p in pieces for t in encode(p.text, p.markup))]
     text = render([{"role": m.role, "content": m.content} for m in messages])
     return whole(text) if whole is not None else encode(text, True)
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    """A model's chat template with the token texts it is rendered with.
+
+    Rendering goes through llama-cpp-python's ``Jinja2ChatFormatter``, the renderer of the
+    in-process engine and of llama-cpp-python's server: a prompt rendered here is the text
+    those render from the same messages.
+    """
+
+    template: str
+    bos_token: str = ""
+    eos_token: str = ""
+    source: str = ""
+    """Where the template was read from, for messages."""
+    end_tokens: tuple[str, ...] = ()
+    """Texts of the tokens that end generation (a GGUF's end-of-generation tokens; else the
+    EOS and BOS texts), which a served answerer forbids before the minimum reasoning."""
+
+    @functools.cached_property
+    def formatter(self) -> Any:
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        return Jinja2ChatFormatter(
+            template=self.template, eos_token=self.eos_token, bos_token=self.bos_token
+        )
+
+    def render_turns(self, turns: list[dict[str, str]]) -> str:
+        """The prompt text of ``turns``, ending with the assistant turn's opening."""
+        try:
+            return str(self.formatter(messages=turns).prompt)
+        except Exception as exc:  # jinja2's errors: a template that does not fit the turns
+            raise ModelError(f"the chat template from {self.source} failed: {exc}") from exc
+
+    def render(self, messages: Sequence[ChatMessage]) -> str:
+        return self.render_turns([m.model_dump() for m in messages])

@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from medgate.backends.base import (
     label_surface_forms,
     renormalise,
 )
-from medgate.backends.chat_template import encode_prompt
+from medgate.backends.chat_template import ChatTemplate, encode_prompt
 from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded, sha256_of
 from medgate.backends.llamacpp_engine import ContinuationSpec, Engine
 from medgate.errors import ConfigError, ContextOverflowError, ModelError, PrerequisiteError
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 
 #: Token texts that would start the answer line; forbidden until the minimum reasoning length.
-_ANSWER_PREFIXES = ("ans", "answ", "answe", "answer")
+ANSWER_PREFIXES = ("ans", "answ", "answe", "answer")
 
 
 _quiet: Any = None
@@ -113,7 +114,9 @@ class LlamaCppModel:
         self._eog_set = {int(t) for t in self._eog}
         self._banned_cache: dict[tuple[str, ...], npt.NDArray[np.int64]] = {}
         self._label_cache: dict[tuple[str, ...], dict[str, list[int]]] = {}
-        self._formatter = self._make_formatter()
+        #: The GGUF's chat template; a server on the same file renders prompts with it too.
+        self.chat_template = gguf_chat_template(self.llm, path)
+        self._formatter = self.chat_template.formatter
         self._chat_sampling = self._chat_defaults()
         # White-box work runs on a context of its own with parallel sequences; chat uses llm's.
         self._engine = Engine(self.llm._model, n_ctx=n_ctx, n_threads=self._threads)
@@ -150,7 +153,7 @@ class LlamaCppModel:
     def _banned(self, stops: tuple[str, ...]) -> npt.NDArray[np.int64]:
         """End-of-generation tokens plus tokens that start a stop word or the answer line."""
         if stops not in self._banned_cache:
-            starts = tuple(s.strip().lower() for s in stops if s.strip()) + _ANSWER_PREFIXES
+            starts = tuple(s.strip().lower() for s in stops if s.strip()) + ANSWER_PREFIXES
             ids = [
                 t
                 for t in range(self._vocab)
@@ -161,25 +164,6 @@ class LlamaCppModel:
         return self._banned_cache[stops]
 
     # -- prompts ----------------------------------------------------------------------------
-    def _make_formatter(self) -> Any:
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        template = self.llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise ConfigError(f"{self.path} has no chat template in its metadata")
-
-        def token_text(key: str) -> str:
-            # The token's own text ("<|im_end|>"), as llama-cpp-python gives its templates;
-            # detokenising a special token would give "".
-            tid = self.llm.metadata.get(key)
-            return str(self.llm._model.token_get_text(int(tid))) if tid is not None else ""
-
-        return Jinja2ChatFormatter(
-            template=template,
-            eos_token=token_text("tokenizer.ggml.eos_token_id"),
-            bos_token=token_text("tokenizer.ggml.bos_token_id"),
-        )
-
     def _chat_defaults(self) -> dict[str, Any]:
         """Sampling settings of llama-cpp-python's own chat completion for a GGUF template,
         so that chat replies are what ``create_chat_completion`` gave before medgate tokenised
@@ -390,6 +374,90 @@ class LlamaCppModel:
                 seconds=time.perf_counter() - t0,
             ),
         )
+
+
+def gguf_chat_template(llm: Llama, path: Path) -> ChatTemplate:
+    """The chat template in a loaded GGUF's metadata, with its BOS and EOS token texts."""
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ConfigError(f"{path} has no chat template in its metadata")
+
+    def token_text(key: str) -> str:
+        # The token's own text ("<|im_end|>"), as llama-cpp-python gives its templates;
+        # detokenising a special token would give "".
+        tid = llm.metadata.get(key)
+        return str(llm._model.token_get_text(int(tid))) if tid is not None else ""
+
+    return ChatTemplate(
+        template=template,
+        eos_token=token_text("tokenizer.ggml.eos_token_id"),
+        bos_token=token_text("tokenizer.ggml.bos_token_id"),
+        source=str(path),
+    )
+
+
+def load_chat_template(source: str, cache_dir: Path) -> ChatTemplate:
+    """A served model's chat template (``backend.chat_template``), read from ``source``:
+
+    * ``embedded:NAME`` -- the embedded model's GGUF (assembled and verified first);
+    * a ``.gguf`` file -- its ``tokenizer.chat_template`` and BOS/EOS token texts (only the
+      vocabulary is loaded, not the weights);
+    * a ``.json`` file -- a Hugging Face ``tokenizer_config.json`` (``chat_template``,
+      ``bos_token``, ``eos_token``);
+    * any other file -- the Jinja template itself, rendered without BOS/EOS texts.
+    """
+    if source.startswith("embedded:"):
+        path = resolve_embedded(source.removeprefix("embedded:"), cache_dir)
+    else:
+        path = Path(source).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"backend.chat_template: {path} is not a file")
+    if path.suffix.lower() == ".gguf":
+        Llama = _import_llama()
+        try:
+            llm = Llama(model_path=str(path), vocab_only=True, verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise ConfigError(f"backend.chat_template: cannot read {path}: {exc}") from exc
+        try:
+            import llama_cpp
+
+            vocab = llama_cpp.llama_model_get_vocab(llm.model)
+            ends = tuple(
+                str(llm._model.token_get_text(t))
+                for t in range(llm.n_vocab())
+                if llama_cpp.llama_vocab_is_eog(vocab, t)
+            )
+            return replace(gguf_chat_template(llm, path), end_tokens=ends)
+        finally:
+            llm.close()
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() != ".json":
+        return ChatTemplate(template=text, source=str(path))
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"backend.chat_template: {path} is not JSON ({exc})") from exc
+    template = config.get("chat_template") if isinstance(config, dict) else None
+    if isinstance(template, list):  # several named templates: the default one
+        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+        template = named.get("default")
+    if not isinstance(template, str) or not template:
+        raise ConfigError(f"backend.chat_template: {path} holds no chat_template")
+
+    def token(key: str) -> str:
+        value = config.get(key)
+        if isinstance(value, dict):  # {"content": "<s>", ...}
+            value = value.get("content")
+        return value if isinstance(value, str) else ""
+
+    bos, eos = token("bos_token"), token("eos_token")
+    return ChatTemplate(
+        template=template,
+        bos_token=bos,
+        eos_token=eos,
+        source=str(path),
+        end_tokens=tuple(t for t in (eos, bos) if t),
+    )
 
 
 def _json_grammar(schema: Mapping[str, Any]) -> Any:

@@ -63,6 +63,9 @@ PRICES: Mapping[str, ModelPrice] = {
 #: OpenAI caps ``top_logprobs`` at 20; other servers accept at least this many.
 MAX_TOP_LOGPROBS = 20
 
+#: Statuses that mean the server has no such endpoint, rather than a failed call.
+ENDPOINT_MISSING_STATUS = frozenset({404, 405, 501})
+
 #: The longest a model call waits before trying again, whatever the server's Retry-After says.
 MAX_WAIT_S = 30.0
 
@@ -373,7 +376,8 @@ class OpenAIBackend:
         the reply's JSON object.
 
         A 400 raises :class:`RequestRejected`, so a caller that sent optional fields can ask
-        again without them; every other failure is a :class:`ModelError`.
+        again without them; 404, 405 and 501 raise :class:`EndpointMissing`; every other
+        failure is a :class:`ModelError` (and so are those two).
         """
 
         def attempt(left: float | None) -> dict[str, Any]:
@@ -395,6 +399,8 @@ class OpenAIBackend:
                     raise _Rejected(failure)
             if response.status_code == 400:
                 raise RequestRejected(f"{self.name}: {failure}")
+            if response.status_code in ENDPOINT_MISSING_STATUS:
+                raise EndpointMissing(f"{self.name}: POST {path}: {failure}")
             if response.status_code in RETRYABLE_STATUS:
                 raise Retryable(failure, retry_after(response))
             raise ModelError(f"{self.name}: {failure}")
@@ -485,6 +491,11 @@ class OpenAIBackend:
 
 class RequestRejected(ModelError):
     """The server refused a request with 400 (a field it does not know, a prompt too long)."""
+
+
+class EndpointMissing(ModelError):
+    """The server has no such endpoint (404, 405 or 501): say, no ``/completions`` on a hosted
+    API that serves chat models only."""
 
 
 class _Rejected(RequestRejected):

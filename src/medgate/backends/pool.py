@@ -53,14 +53,19 @@ class ModelPool:
         """The model ``spec`` names, which must let medgate read its probabilities.
 
         A model behind an OpenAI-compatible server (``openai:``) is read as a grey box
-        (:class:`~medgate.backends.served.ServedAnswerer`), sharing the role's HTTP client.
+        (:class:`~medgate.backends.served.ServedAnswerer`), sharing the role's HTTP client,
+        with the chat template ``backend.chat_template`` names (if any).
         """
         model = self.get(spec, role=role)
         if isinstance(model, WhiteBoxModel):
             return model
         if isinstance(model, OpenAIBackend):
             if spec not in self._served:
-                self._served[spec] = ServedAnswerer(model)
+                from medgate.backends.llamacpp import load_chat_template
+
+                source = self.config.backend.chat_template
+                template = load_chat_template(source, self.config.cache_dir) if source else None
+                self._served[spec] = ServedAnswerer(model, template)
             return self._served[spec]
         raise ConfigError(
             f"{spec} cannot be the {role or 'answerer'}: the HRS signals need a white-box "

@@ -76,6 +76,7 @@ def probe(
         opening_label_mass=greedy.opening_label_mass,
         unseen_labels=greedy.unseen_labels,
         answer_read=greedy.answer_read,
+        answer_note=greedy.answer_note,
         reasoning=greedy.text.strip(),
         reasoning_logprobs=greedy.token_logprobs,
         prompt_tokens=greedy.prompt_tokens,

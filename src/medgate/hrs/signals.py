@@ -58,8 +58,13 @@ class ModelRun(Record):
     )
     answer_read: str | None = Field(
         default=None,
-        description="How a served answerer read the answer slot ('cue' or 'follow_up'); None "
-        "for the in-process slot.",
+        description="How a served answerer read the answer slot ('same_turn', 'cue' or "
+        "'follow_up'); None for the in-process slot.",
+    )
+    answer_note: str | None = Field(
+        default=None,
+        description="Why a served answerer did not read the slot in the same turn (no chat "
+        "template, no /completions endpoint).",
     )
     reasoning: str = Field(default="", description="The reasoning written before the answer.")
     reasoning_logprobs: list[float] = Field(default_factory=list)
