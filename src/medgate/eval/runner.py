@@ -491,6 +491,10 @@ class RecordingSummary:
     workers: int = 1
 
 
+#: Items recorded between two writes of the archive during a run.
+ARCHIVE_EVERY = 10
+
+
 def record_split(
     runtime: Runtime,
     items: Sequence[EvalItem],
@@ -524,6 +528,10 @@ def record_split(
         store.append(rec)
         done[rec.item_id] = rec
         now.append(rec)
+        if len(now) % ARCHIVE_EVERY == 0:
+            # A process killed outright (no Ctrl-C, no finally) loses at most these items from
+            # the archive; the cache keeps every one for the next run to write back.
+            store.save_archive()
         if on_item:
             on_item(rec)
         # Items recorded side by side: the ETA's rate is an item's time over the workers.

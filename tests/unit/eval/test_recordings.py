@@ -111,3 +111,42 @@ def test_cached_calls_are_keyed_by_their_numerics(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="unscripted"):
         two.chat(msgs)
     assert one.fingerprint == two.fingerprint == fake.fingerprint
+
+
+def test_a_recording_writes_its_archive_as_it_goes_and_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from medgate.eval import runner
+    from medgate.eval.data import stratified_split
+    from medgate.eval.runner import build_runtime, record_split
+
+    from .helpers import scripted_answerer
+    from .test_cache_runner import _items
+
+    config = load_config(
+        cache_dir=tmp_path,
+        model="fake:answerer",
+        hrs={"signals": ["entropy", "perplexity"], "max_iterations": 1, "facts_per_iteration": 1},
+    )
+    split = stratified_split(_items(), 2, None, seed=1)
+    fake = scripted_answerer()
+    runtime = build_runtime(config, "toy", split, "train", cache=CallCache(tmp_path / "c.sqlite"))
+    runtime.gate.answerer._factory = lambda: fake  # type: ignore[attr-defined]
+    runtime.baseline_gate.answerer = runtime.gate.answerer
+    archive = tmp_path / "recordings"
+    seen: list[int] = []
+
+    def lines(path: Path) -> int:
+        with gzip.open(path, "rt") as fh:
+            return len(fh.readlines())
+
+    def archived_count(_: object) -> None:
+        files = list(archive.glob("*.jsonl.gz"))
+        seen.append(lines(files[0]) if files else 0)
+
+    monkeypatch.setattr(runner, "ARCHIVE_EVERY", 2)
+    items = split.train[:3]
+    record_split(runtime, items, tmp_path / "cache", on_item=archived_count, archive=archive)
+    assert seen == [0, 2, 2]  # written after the second item, then once more at the end
+    (path,) = archive.glob("*.jsonl.gz")
+    assert lines(path) == 3
