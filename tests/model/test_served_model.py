@@ -57,6 +57,21 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: Both sides read with one thread: llama.cpp's numbers change in the last digits with the thread
+#: count, enough to move an item that sits on a threshold across it.
+THREADS = 1
+
+
+@pytest.fixture(scope="module")
+def embedded() -> LlamaCppModel:
+    """The embedded default model in process, with the server's thread count whatever the
+    machine's (the session-wide model runs on every core)."""
+    config = load_config(backend={"n_threads": THREADS})
+    model = ModelPool(config).white_box(config.model)
+    assert isinstance(model, LlamaCppModel) and model.threads == THREADS
+    return model
+
+
 @pytest.fixture(scope="module")
 def server_url(embedded: LlamaCppModel, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama.cpp's OpenAI-compatible server on the embedded model's GGUF, stopped afterwards."""
@@ -75,9 +90,9 @@ def server_url(embedded: LlamaCppModel, tmp_path_factory: pytest.TempPathFactory
         "--port",
         str(port),
         "--n_threads",
-        "1",
+        str(THREADS),
         "--n_threads_batch",
-        "1",
+        str(THREADS),
         "--n_ctx",
         "4096",
         # The in-process engine runs llama.cpp's default attention, flash attention on the CPU;
