@@ -30,7 +30,7 @@ from medgate.case_record import CaseRecord, RunInfo
 from medgate.config import MedgateConfig
 from medgate.errors import ConfigError
 from medgate.eval.data import DATASETS
-from medgate.eval.runlog import RunLog
+from medgate.eval.runlog import RunLog, matching_log
 from medgate.events import Event, Gate
 from medgate.pipeline import build_gate
 from medgate.records import Case, Record, Status
@@ -112,19 +112,7 @@ def run_path(runs: Path, dataset: str, split: str, config_name: str) -> Path:
 
 def open_run(runs: Path, spec: CareRunSpec) -> RunLog[ItemResult]:
     """The run's log; refuses to resume a log recorded under other settings."""
-    path = run_path(runs, spec.dataset, spec.split, spec.config)
-    manifest = path.with_suffix(".json")
-    if manifest.is_file():
-        recorded = CareRunSpec.model_validate_json(manifest.read_text(encoding="utf-8"))
-        if recorded != spec:
-            changed = sorted(
-                k for k in CareRunSpec.model_fields if getattr(recorded, k) != getattr(spec, k)
-            )
-            raise ConfigError(
-                f"{path} was recorded under other settings ({', '.join(changed)} differ); "
-                "give another --runs folder, or remove that run to record it again"
-            )
-    return RunLog(path, ItemResult, spec)
+    return matching_log(run_path(runs, spec.dataset, spec.split, spec.config), ItemResult, spec)
 
 
 def evaluate_care(

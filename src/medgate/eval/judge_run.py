@@ -46,10 +46,10 @@ from medgate.careguard.evaluators import (
 from medgate.careguard.records import Draft, Triage
 from medgate.careguard.triage import Controller
 from medgate.config import MedgateConfig
-from medgate.errors import ConfigError, ModelError
+from medgate.errors import ModelError
 from medgate.eval.care_labels import HandLabel, load_labels, shown_sha256
 from medgate.eval.care_run import CareRunSpec, care_dataset, read_runs
-from medgate.eval.runlog import RunLog
+from medgate.eval.runlog import RunLog, matching_log
 from medgate.records import Case, Record
 
 Role = Literal["controller", "sra", "hra"]
@@ -284,19 +284,7 @@ def log_path(runs: Path, spec: str) -> Path:
 
 def open_log(runs: Path, spec: JudgeRunSpec) -> RunLog[RoleCall]:
     """The model's log; refuses to resume one recorded under other settings."""
-    path = log_path(runs, spec.model)
-    manifest = path.with_suffix(".json")
-    if manifest.is_file():
-        recorded = JudgeRunSpec.model_validate_json(manifest.read_text(encoding="utf-8"))
-        if recorded != spec:
-            changed = sorted(
-                k for k in JudgeRunSpec.model_fields if getattr(recorded, k) != getattr(spec, k)
-            )
-            raise ConfigError(
-                f"{path} was recorded under other settings ({', '.join(changed)} differ); "
-                "give another --runs folder, or remove that log to record it again"
-            )
-    return RunLog(path, RoleCall, spec)
+    return matching_log(log_path(runs, spec.model), RoleCall, spec)
 
 
 def _failure(exc: Exception) -> tuple[bool, str]:

@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
+from medgate.errors import ConfigError
 from medgate.records import Record
 
 Item = TypeVar("Item", bound=BaseModel)
@@ -61,3 +62,21 @@ class RunLog(Generic[Item]):
     def append(self, item: Item) -> None:
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(item.model_dump_json() + "\n")
+
+
+def matching_log(path: Path, item_type: type[Item], spec: Record) -> RunLog[Item]:
+    """The run log at ``path``; refuses to resume one recorded under other settings (its
+    manifest holds another ``spec``), naming the fields that differ, rather than mix the two."""
+    manifest = path.with_suffix(".json")
+    if manifest.is_file():
+        kind = type(spec)
+        recorded = kind.model_validate_json(manifest.read_text(encoding="utf-8"))
+        if recorded != spec:
+            changed = sorted(
+                k for k in kind.model_fields if getattr(recorded, k) != getattr(spec, k)
+            )
+            raise ConfigError(
+                f"{path} was recorded under other settings ({', '.join(changed)} differ); "
+                "give another --runs folder, or remove that log to record it again"
+            )
+    return RunLog(path, item_type, spec)
