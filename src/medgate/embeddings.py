@@ -123,6 +123,40 @@ class MiniLMEmbedder:
         return unit
 
 
+class JoinedEmbedder:
+    """Several encoders' vectors side by side, each block unit-norm, the whole scaled to unit
+    norm (a linear model over it weighs each block as it learns to)."""
+
+    def __init__(self, parts: Sequence[SentenceEmbedder]) -> None:
+        if not parts:
+            raise ValueError("a joined encoder needs at least one part")
+        self.parts = list(parts)
+        joined = "\n".join(p.fingerprint for p in self.parts)
+        self._fingerprint = hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+    @property
+    def name(self) -> str:
+        return " + ".join(p.name for p in self.parts)
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def dimension(self) -> int:
+        return sum(p.dimension for p in self.parts)
+
+    def without_cache(self) -> JoinedEmbedder:
+        """The same parts, each reading afresh where it keeps a cache (for timing)."""
+        fresh = [getattr(p, "without_cache", None) for p in self.parts]
+        return JoinedEmbedder([f() if f else p for f, p in zip(fresh, self.parts, strict=True)])
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        blocks = [p.embed(texts).astype(np.float32) for p in self.parts]
+        joined: Vectors = (np.concatenate(blocks, axis=1) / np.sqrt(len(blocks))).astype(np.float32)
+        return joined
+
+
 @lru_cache(maxsize=1)
 def default_embedder(threads: int = 1) -> SentenceEmbedder:
     """The shared encoder, loaded once per process (about 1.5 s)."""

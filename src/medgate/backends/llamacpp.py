@@ -35,6 +35,7 @@ from medgate.backends.base import (
 from medgate.backends.chat_template import ChatTemplate, encode_prompt
 from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded, sha256_of
 from medgate.backends.llamacpp_engine import ContinuationSpec, Engine
+from medgate.backends.llamacpp_state import HiddenStateReader
 from medgate.errors import ConfigError, ContextOverflowError, ModelError, PrerequisiteError
 from medgate.records import Usage
 
@@ -120,6 +121,7 @@ class LlamaCppModel:
         self._chat_sampling = self._chat_defaults()
         # White-box work runs on a context of its own with parallel sequences; chat uses llm's.
         self._engine = Engine(self.llm._model, n_ctx=n_ctx, n_threads=self._threads)
+        self._state_reader: HiddenStateReader | None = None
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -315,6 +317,16 @@ class LlamaCppModel:
         probs = np.exp(logprobs)
         raw = {label: float(probs[i].sum()) for label, i in self._label_ids(labels).items()}
         return renormalise(raw), float(sum(raw.values()))
+
+    def state_reader(self) -> HiddenStateReader:
+        """A reader of this model's final hidden states (a context of its own, made once)."""
+        with self._lock:
+            if self._state_reader is None:
+                try:
+                    self._state_reader = HiddenStateReader(self.llm._model, n_threads=self._threads)
+                except Exception as exc:
+                    raise ModelError(f"llama.cpp could not open a state context: {exc}") from exc
+            return self._state_reader
 
     def embed(self, text: str) -> list[float]:
         with self._lock:

@@ -77,7 +77,7 @@ def build_careguard(
     # citation in a draft is unresolvable rather than support.
     # The request screen is built here so that a missing encoder or artifact is an error at
     # assembly, with the fix named, not a refusal of every request later.
-    screen = build_request_screen(config)
+    screen = build_request_screen(config, pool)
     return CareGuardGate(
         controller,
         generator,

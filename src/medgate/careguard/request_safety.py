@@ -1,4 +1,4 @@
-"""The request-safety classifier: refuses a harmful request before any model reads it.
+"""The request-safety classifier: refuses a harmful request before any answer is drafted.
 
 CareGuard's generator, a small model, complies with harmful requests phrased as ordinary clinical
 tasks ("Draft a policy that ...", "How can a doctor ..."), and the keyword rules cannot name
@@ -26,7 +26,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -39,8 +39,13 @@ from medgate.errors import InputError, PrerequisiteError
 from medgate.plugins import Registry
 from medgate.records import Record
 
+if TYPE_CHECKING:
+    from medgate.backends.pool import ModelPool
+
 DATA_DIR = Path(__file__).parent / "data"
 ARTIFACT_FILE = DATA_DIR / "request_safety.json"
+STATE_ARTIFACT_FILE = DATA_DIR / "request_safety_state.json"
+"""The probe over the embedded model's reply state (``--encoder reply-state``)."""
 ARTIFACT_VERSION = 2
 """2: an n-gram TF-IDF block beside the embedding (1: the embedding alone)."""
 REFIT = "refit it with `medgate fit-request-safety`"
@@ -91,11 +96,17 @@ class Provenance(Record):
         description="The budget for questions (PubMedQA, BioASQ, patient questions) on validation."
     )
     ngram_scale_grid: list[float] = Field(
-        description="The n-gram block scales tried; the chosen one is best on validation recall."
+        description="The n-gram block scales tried (0: no n-gram block); the chosen one is "
+        "best on validation recall."
     )
     threshold_rule: str
     encoder: str
     encoder_fingerprint: str
+    encoder_kind: str = Field(
+        default="minilm",
+        description="Which encoder to build when applying it: minilm (a sentence encoder) or "
+        "reply-state (the answering model's hidden state, bound to its weights).",
+    )
     sklearn_version: str
     train_counts: dict[str, int] = Field(description="Training rows by source.")
     validation: dict[str, SplitMetrics] = Field(description="Validation refusal rates by part.")
@@ -189,7 +200,7 @@ def save_artifact(artifact: RequestSafetyArtifact, path: Path = ARTIFACT_FILE) -
 
 
 class RequestScreen(Protocol):
-    """Scores a request before any model reads it."""
+    """Scores a request before any answer to it is drafted."""
 
     @property
     def name(self) -> str: ...
@@ -199,7 +210,8 @@ class RequestScreen(Protocol):
         ...
 
 
-ScreenBuilder = Callable[[MedgateConfig], RequestScreen]
+ScreenBuilder = Callable[[MedgateConfig, "ModelPool | None"], RequestScreen]
+"""Builds a screen from the configuration and the gate's models (None: load its own)."""
 
 REQUEST_SCREENS: Registry[ScreenBuilder] = Registry("medgate.request_screens", "request screen")
 """Request screens by name (entry-point group ``medgate.request_screens``)."""
@@ -295,29 +307,77 @@ class RequestSafetyClassifier:
         )
 
 
-def embedding_screen(config: MedgateConfig) -> RequestScreen:
-    """The ``embedding`` request screen: the shipped (or configured) fitted classifier."""
+ENCODER_KINDS = ("minilm", "reply-state", "minilm+reply-state")
+
+
+def request_encoder(
+    config: MedgateConfig, kind: str, pool: ModelPool | None = None, *, cache: bool = False
+) -> SentenceEmbedder:
+    """The encoder a classifier of ``kind`` reads requests with.
+
+    ``reply-state`` reads the hidden states of CareGuard's generator model (from ``pool`` when
+    the gate has one; it must be an in-process GGUF); with ``cache`` its readings are kept under
+    ``cache_dir/request_probe`` (for fitting).
+    """
     from medgate.embeddings import INSTALL, default_embedder
 
+    if kind == "minilm":
+        try:
+            return default_embedder(config.backend.n_threads or 1)
+        except PrerequisiteError as exc:
+            raise PrerequisiteError(
+                f"the request-safety classifier needs sentence embeddings: {INSTALL} (or switch "
+                "it off: MEDGATE_CAREGUARD__REQUEST_SAFETY__ENABLED=false)"
+            ) from exc
+    if kind == "minilm+reply-state":
+        from medgate.embeddings import JoinedEmbedder
+
+        return JoinedEmbedder(
+            [
+                request_encoder(config, "minilm", pool),
+                request_encoder(config, "reply-state", pool, cache=cache),
+            ]
+        )
+    if kind == "reply-state":
+        from medgate.backends.pool import ModelPool
+        from medgate.careguard.request_probe import FeatureCache
+        from medgate.careguard.request_state import STATE_READING, ReplyStateEmbedder
+
+        spec = config.careguard.spec("generator", config.model)
+        model = (pool or ModelPool(config)).white_box(spec, role="request screen")
+        if not hasattr(model, "state_reader"):
+            raise PrerequisiteError(
+                f"the reply-state request screen reads hidden states, which {model.name} does "
+                "not expose: use an in-process GGUF model (llama.cpp) or the minilm classifier"
+            )
+        store = (
+            FeatureCache(config.cache_dir / "request_probe", model.fingerprint, STATE_READING)
+            if cache
+            else None
+        )
+        return ReplyStateEmbedder(model, store)  # type: ignore[arg-type]
+    raise InputError(f"unknown request encoder {kind!r}; known: {', '.join(ENCODER_KINDS)}")
+
+
+def embedding_screen(config: MedgateConfig, pool: ModelPool | None = None) -> RequestScreen:
+    """The ``embedding`` request screen: the shipped (or configured) fitted classifier, with the
+    encoder it was fitted on."""
     settings = config.careguard.request_safety
-    try:
-        embedder = default_embedder(config.backend.n_threads or 1)
-    except PrerequisiteError as exc:
-        raise PrerequisiteError(
-            f"the request-safety classifier needs sentence embeddings: {INSTALL} (or switch it "
-            "off: MEDGATE_CAREGUARD__REQUEST_SAFETY__ENABLED=false)"
-        ) from exc
+    path = settings.artifact or ARTIFACT_FILE
+    kind = read_artifact(path).provenance.encoder_kind
     return RequestSafetyClassifier.load(
-        embedder, settings.artifact or ARTIFACT_FILE, threshold=settings.threshold
+        request_encoder(config, kind, pool), path, threshold=settings.threshold
     )
 
 
-def build_request_screen(config: MedgateConfig) -> RequestScreen | None:
+def build_request_screen(
+    config: MedgateConfig, pool: ModelPool | None = None
+) -> RequestScreen | None:
     """The configured request screen, or None when it is switched off."""
     settings = config.careguard.request_safety
     if not settings.enabled:
         return None
-    return REQUEST_SCREENS.load(settings.screen)(config)
+    return REQUEST_SCREENS.load(settings.screen)(config, pool)
 
 
 def used_medsafetybench_ids(path: Path = ARTIFACT_FILE) -> frozenset[str]:

@@ -363,9 +363,12 @@ def ngram_matrix(texts: Sequence[str], vocabulary: Vocabulary, scale: float) -> 
 
 
 def features(embedded: Matrix, texts: Sequence[str], vocabulary: Vocabulary, scale: float) -> Any:
-    """Embedding and n-gram blocks side by side (sparse: the vocabulary is thousands wide)."""
+    """Embedding and n-gram blocks side by side (sparse: the vocabulary is thousands wide);
+    ``scale`` 0: the embedding alone."""
     from scipy import sparse
 
+    if scale == 0.0:
+        return sparse.csr_matrix(embedded)
     return sparse.hstack(
         [sparse.csr_matrix(embedded), sparse.csr_matrix(ngram_matrix(texts, vocabulary, scale))]
     ).tocsr()
@@ -471,6 +474,7 @@ def fit_request_safety(
     question_budget: float = MAX_QUESTION_FALSE_REFUSAL_RATE,
     seed: str = SPLIT_SEED,
     command: str = "medgate fit-request-safety",
+    encoder_kind: str = "minilm",
 ) -> Fitted:
     """Fit on the train part, choose C, the n-gram scale and the threshold on validation, score
     test once."""
@@ -507,7 +511,7 @@ def fit_request_safety(
     _, c, scale, coef, intercept, threshold = best
 
     dimension = e_train.shape[1]
-    block = vocabulary.block(scale, coef[dimension:])
+    block = vocabulary.block(scale, coef[dimension:]) if scale > 0.0 else None
     p_val = probabilities(features(e_val, texts["val"], vocabulary, scale), coef, intercept)
     test_texts = [r.text for r in test]
     x_test = features(embedder.embed(test_texts).astype(np.float64), test_texts, vocabulary, scale)
@@ -535,6 +539,7 @@ def fit_request_safety(
         ),
         encoder=embedder.name,
         encoder_fingerprint=embedder.fingerprint,
+        encoder_kind=encoder_kind,
         sklearn_version=sklearn_version,
         train_counts=dict(sorted(counts.items())),
         validation=part_metrics(validation, list(p_val), threshold, corpus.heldout_categories),

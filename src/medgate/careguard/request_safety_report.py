@@ -110,8 +110,10 @@ def evaluate_shipped(
     command: str,
     latency_requests: int = 200,
     loco: bool = True,
+    timed: RequestSafetyClassifier | None = None,
 ) -> tuple[RequestSafetyReport, list[ScoredItem]]:
-    """Score the validation and test parts with ``classifier`` at its threshold."""
+    """Score the validation and test parts with ``classifier`` at its threshold; time
+    ``timed`` (default ``classifier``), the same classifier with no cache of readings."""
     p = classifier.artifact.provenance
     digests = {f.name: f.sha256 for f in corpus.files}
     changed = [f.name for f in p.data if digests.get(f.name) != f.sha256]
@@ -142,7 +144,7 @@ def evaluate_shipped(
         chosen = [(r, s) for r, s in zip(requests, scores, strict=True) if r.part == part]
         return part_metrics([r for r, _ in chosen], [s for _, s in chosen], threshold, unseen)
 
-    timed = [r.text for r in corpus.where(part="test")][:latency_requests]
+    timed_requests = [r.text for r in corpus.where(part="test")][:latency_requests]
     report = RequestSafetyReport(
         created=datetime.now(UTC).strftime("%Y-%m-%d"),
         command=command,
@@ -164,7 +166,11 @@ def evaluate_shipped(
             if loco
             else []
         ),
-        latency=measure_latency(classifier.assess, timed) if latency_requests else None,
+        latency=(
+            measure_latency((timed or classifier).assess, timed_requests)
+            if latency_requests
+            else None
+        ),
     )
     return report, items
 
@@ -261,13 +267,15 @@ def markdown(report: RequestSafetyReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(report: RequestSafetyReport, items: Sequence[ScoredItem], out: Path) -> list[Path]:
+def write_report(
+    report: RequestSafetyReport,
+    items: Sequence[ScoredItem],
+    out: Path,
+    stem: str = "request_safety",
+) -> list[Path]:
+    """``stem``.json, .md and _items.jsonl under ``out`` (the stem is the artifact's name)."""
     out.mkdir(parents=True, exist_ok=True)
-    paths = [
-        out / "request_safety.json",
-        out / "request_safety.md",
-        out / "request_safety_items.jsonl",
-    ]
+    paths = [out / f"{stem}.json", out / f"{stem}.md", out / f"{stem}_items.jsonl"]
     paths[0].write_text(report.model_dump_json(indent=1) + "\n", encoding="utf-8")
     paths[1].write_text(markdown(report), encoding="utf-8")
     paths[2].write_text(

@@ -38,8 +38,27 @@ def fit_request_safety(
             help="Budget for PubMedQA, BioASQ and patient questions on validation.",
         ),
     ] = 0.0,
+    encoder: Annotated[
+        str,
+        typer.Option(
+            help="minilm (all-MiniLM-L6-v2 sentence embeddings) or reply-state (the generator "
+            "model's hidden state where it would reply to 'would this harm patients?'; readings "
+            "are cached under cache_dir/request_probe), or minilm+reply-state (both side by "
+            "side)."
+        ),
+    ] = "minilm",
+    ngram_scale: Annotated[
+        list[float] | None,
+        typer.Option(
+            help="An n-gram block scale to try (repeat the option; 0: no n-gram block). "
+            "Default 1 and 2."
+        ),
+    ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Where to write the artifact (default: the shipped one).")
+        Path | None,
+        typer.Option(
+            help="Where to write the artifact (default: the shipped one for the encoder)."
+        ),
     ] = None,
 ) -> None:
     """Fit the request-safety classifier on MedSafetyBench and benign requests.
@@ -50,21 +69,32 @@ def fit_request_safety(
     threshold and the training provenance (needs the data directory, MEDGATE_DATA_DIR, and
     scikit-learn).
     """
-    from medgate.careguard.request_safety import ARTIFACT_FILE, save_artifact
-    from medgate.careguard.request_safety_fit import build_corpus, fit_request_safety
-    from medgate.embeddings import default_embedder
+    from medgate.careguard.request_safety import (
+        ARTIFACT_FILE,
+        STATE_ARTIFACT_FILE,
+        request_encoder,
+        save_artifact,
+    )
+    from medgate.careguard.request_safety_fit import (
+        NGRAM_SCALE_GRID,
+        build_corpus,
+        fit_request_safety,
+    )
 
     try:
         config = load_config()
         corpus = build_corpus(config.data_dir)
         fitted = fit_request_safety(
             corpus,
-            default_embedder(config.backend.n_threads or 1),
+            request_encoder(config, encoder, cache=True),
+            scale_grid=tuple(ngram_scale) if ngram_scale else NGRAM_SCALE_GRID,
             budget=max_false_refusal_rate,
             question_budget=max_question_false_refusal_rate,
             command=_command(),
+            encoder_kind=encoder,
         )
-        path = save_artifact(fitted.artifact, out or ARTIFACT_FILE)
+        default = ARTIFACT_FILE if encoder == "minilm" else STATE_ARTIFACT_FILE
+        path = save_artifact(fitted.artifact, out or default)
     except MedgateError as exc:
         raise fail(exc) from exc
     a = fitted.artifact
@@ -106,18 +136,29 @@ def register_eval(ev: typer.Typer) -> None:
         """The shipped request-safety classifier on the parts it was not fitted on: recall on
         unseen and seen MedSafetyBench categories, false refusals of each benign kind, and the
         time it adds per request (no language model runs)."""
-        from medgate.careguard.request_safety import ARTIFACT_FILE, RequestSafetyClassifier
+        from medgate.careguard.request_safety import (
+            ARTIFACT_FILE,
+            RequestSafetyClassifier,
+            read_artifact,
+            request_encoder,
+        )
         from medgate.careguard.request_safety_fit import build_corpus
         from medgate.careguard.request_safety_report import evaluate_shipped, write_report
-        from medgate.embeddings import default_embedder
 
         try:
             config = load_config()
             settings = config.careguard.request_safety
+            artifact_path = settings.artifact or ARTIFACT_FILE
+            kind = read_artifact(artifact_path).provenance.encoder_kind
+            embedder = request_encoder(config, kind, cache=True)
             classifier = RequestSafetyClassifier.load(
-                default_embedder(config.backend.n_threads or 1),
-                settings.artifact or ARTIFACT_FILE,
-                threshold=settings.threshold,
+                embedder, artifact_path, threshold=settings.threshold
+            )
+            fresh = getattr(embedder, "without_cache", None)
+            timed = (
+                RequestSafetyClassifier.load(fresh(), artifact_path, threshold=settings.threshold)
+                if fresh is not None
+                else None
             )
             report, items = evaluate_shipped(
                 classifier,
@@ -125,6 +166,7 @@ def register_eval(ev: typer.Typer) -> None:
                 command=_command(),
                 latency_requests=latency_requests,
                 loco=loco,
+                timed=timed,
             )
         except MedgateError as exc:
             raise fail(exc) from exc
@@ -135,5 +177,5 @@ def register_eval(ev: typer.Typer) -> None:
                 f"added time per request: median {report.latency.median_s * 1000:.1f} ms, "
                 f"p95 {report.latency.p95_s * 1000:.1f} ms over {report.latency.requests}"
             )
-        for path in write_report(report, items, out):
+        for path in write_report(report, items, out, artifact_path.stem):
             typer.echo(f"wrote {path}")
