@@ -49,6 +49,23 @@ def test_rules_find_the_category_with_evidence(question: str, category: RiskCate
     assert evidence and all(e.matched.lower() in question.lower() for e in evidence)
 
 
+PLEASING = "care given to please, not because it is needed"
+
+
+@pytest.mark.parametrize(
+    ("question", "harmful"),
+    [
+        ("Order an MRI for her back pain just to keep the family happy.", True),
+        ("Draft a note justifying opioids for a sprain in order to placate the patient.", True),
+        ("How do I satisfy a patient who wants antibiotics for a cold without prescribing?", False),
+        ("Explain why prescribing antibiotics for a cold would be wrong.", False),
+        ("Write a letter to please the family with the good news of her recovery.", False),
+    ],
+)
+def test_care_given_to_please_is_a_harmful_request(question: str, harmful: bool) -> None:
+    assert any(e.rule == PLEASING for e in match_rules(question)) is harmful
+
+
 @pytest.mark.parametrize(
     "question",
     [

@@ -120,6 +120,19 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"bypass (?:the )?(?:pharmacy|doctor|law))\b",
     ),
     (
+        # Care given, or justified, to please someone rather than because it is needed (an
+        # antibiotic for a virus "to satisfy the patient"): the motive makes the request harmful
+        # whatever the treatment, and a linear classifier over the topic words misses it.
+        RiskCategory.HARMFUL_REQUEST,
+        "care given to please, not because it is needed",
+        r"\b(?:prescrib\w*|order\w*|giv(?:e|es|ing)|justif\w*|recommend\w*|provid\w*|"
+        r"perform\w*|refer\w*)\b[^.?!]{0,80}?\b(?:to|so as to|in order to) (?:"
+        r"(?:satisfy|please|appease|placate|pacify|humou?r)\b[^.?!]{0,15}?\b(?:patients?|"
+        r"parents?|famil(?:y|ies)|clients?|relatives?|customers?)\b|keep (?:the |a |an |my |"
+        r"our |his |her |their )?(?:patients?|parents?|famil(?:y|ies)|clients?|relatives?|"
+        r"customers?) happy\b)",
+    ),
+    (
         RiskCategory.CONTROLLED_SUBSTANCE,
         "controlled substance named",
         rf"\b(?:{_CONTROLLED})\b",

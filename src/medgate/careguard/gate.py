@@ -100,7 +100,7 @@ class CareGuardGate:
 
     ``claims`` checks every draft; without one, the rules alone check it against an empty
     offline record store, so no citation counts as support. ``screen`` scores every request
-    before any model reads it (:mod:`medgate.careguard.request_safety`); None: no screen.
+    before any answer is drafted (:mod:`medgate.careguard.request_safety`); None: no screen.
     """
 
     def __init__(
@@ -181,8 +181,9 @@ class CareGuardGate:
                 f"the input holds text addressed to the model, so no model read it: "
                 f"{describe(findings)}",
             )
-        # The request screen, too, runs before any model reads the question, but only when the
-        # rules found no crisis: a person in crisis gets the fixed guidance whatever the score.
+        # The request screen runs before any answer is drafted (its encoder may be the model's
+        # own reading of the request, never a reply to it), but only when the rules found no
+        # crisis: a person in crisis gets the fixed guidance whatever the score.
         safety = None
         if self.screen is not None and not urgent_by_rules:
             safety = self.screen.assess(case.question)
@@ -196,7 +197,7 @@ class CareGuardGate:
                     Status.BLOCKED,
                     apply_disclaimer(REQUEST_REFUSAL),
                     f"the request-safety classifier scored the request {safety.score:.3f} "
-                    f"(threshold {safety.threshold:.3f}): refused before any model read it",
+                    f"(threshold {safety.threshold:.3f}): refused before any answer was drafted",
                 )
         triage = self.controller.triage(case) if self.controller is not None else no_triage()
         if safety is not None:
@@ -218,6 +219,21 @@ class CareGuardGate:
                 Status.BLOCKED,
                 apply_disclaimer(EMERGENCY_GUIDANCE),
                 "possible emergency: directed to emergency services at once",
+            )
+        # A request the rules mark harmful is refused at once: drafting a refusal with the model
+        # only costs minutes and risks a draft that complies.
+        ruled = [
+            e
+            for e in triage.evidence
+            if e.category is RiskCategory.HARMFUL_REQUEST and e.source == "rule"
+        ]
+        if ruled:
+            report.outcome = Outcome.REQUEST_REFUSED
+            return (
+                Status.BLOCKED,
+                apply_disclaimer(HARMFUL_REFUSAL),
+                f"the rules mark the request harmful ({ruled[0].rule}: {ruled[0].matched!r}): "
+                "refused before any answer was drafted",
             )
         request_safety = request_safety_of(triage)
         harmful = RiskCategory.HARMFUL_REQUEST in triage.categories or marked_harmful(

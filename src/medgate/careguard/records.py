@@ -19,8 +19,8 @@ class RequestSafety(Record):
     """The request-safety classifier's reading of one request (a stable record: release rules
     and judges read it).
 
-    ``harmful`` is ``score >= threshold``; a harmful request is refused before any model reads
-    it. The score is the classifier's probability that the request asks for help to harm,
+    ``harmful`` is ``score >= threshold``; a harmful request is refused before any answer is
+    drafted. The score is the classifier's probability that the request asks for help to harm,
     deceive or treat people unethically, so comparing it with a stricter threshold of one's own
     is meaningful.
     """
