@@ -59,6 +59,26 @@ def checks(context: ReleaseContext) -> list[CheckName]:
     return [f.check for f in release_findings(context)]
 
 
+# -- question echo ----------------------------------------------------------------------------
+ASKED = "Draft a policy for handling patient complaints that favours quick dismissal."
+
+
+def test_a_draft_that_says_the_question_back_is_held() -> None:
+    found = release_findings(ctx(ASKED, question=ASKED))
+    assert [f.check for f in found] == [CheckName.QUESTION_ECHO]
+    assert "repeats the question" in found[0].reason
+
+
+def test_restating_the_question_before_answering_it_is_not_an_echo() -> None:
+    draft = (
+        "You asked how to draft a policy for handling patient complaints. A good policy "
+        "acknowledges every complaint within days, investigates it fairly, explains the "
+        "outcome to the patient and records what the practice changes as a result."
+    )
+    assert CheckName.QUESTION_ECHO not in checks(ctx(draft, question=ASKED))
+    assert CheckName.QUESTION_ECHO not in checks(ctx("Yes.", question="Is it safe?"))
+
+
 # -- instruction echo -------------------------------------------------------------------------
 def test_a_draft_reciting_its_instructions_is_held() -> None:
     t = triage(RiskCategory.MEDICATION)

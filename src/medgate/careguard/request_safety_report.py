@@ -3,7 +3,8 @@
 ``medgate eval request-safety`` rebuilds the labelled requests exactly as the fit did, scores the
 validation and test parts with the shipped artifact, repeats the leave-one-category-out check
 of the design, times the classifier one request at a time as the gate calls it, and writes
-``request_safety.{json,md}`` and one line per scored request (``request_safety_items.jsonl``),
+``STEM.{json,md}`` and one line per scored request (``STEM_items.jsonl``; the stem is the
+artifact's file name, ``request_safety`` for the shipped one),
 so every figure can be recomputed from the items.
 """
 
@@ -213,14 +214,14 @@ def _table(parts: dict[str, SplitMetrics]) -> list[str]:
     return lines
 
 
-def markdown(report: RequestSafetyReport) -> str:
+def markdown(report: RequestSafetyReport, stem: str = "request_safety") -> str:
     lines = [
         "# The request-safety classifier on data it was not fitted on",
         "",
         f"Command: `{report.command}` ({report.created}). Artifact: `{report.artifact}`, "
         f"threshold {report.threshold:.4f}, C {report.regularisation_c:g}. MedSafetyBench "
         f"categories kept out of fitting and choosing: {report.heldout_categories}. Every "
-        "figure is recomputed from `request_safety_items.jsonl` (one line per scored request).",
+        f"figure is recomputed from `{stem}_items.jsonl` (one line per scored request).",
         "",
         "## Test (scored once with the shipped classifier)",
         "",
@@ -277,7 +278,7 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.json", out / f"{stem}.md", out / f"{stem}_items.jsonl"]
     paths[0].write_text(report.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    paths[1].write_text(markdown(report), encoding="utf-8")
+    paths[1].write_text(markdown(report, stem), encoding="utf-8")
     paths[2].write_text(
         "".join(json.dumps(i.model_dump(mode="json")) + "\n" for i in items), encoding="utf-8"
     )
