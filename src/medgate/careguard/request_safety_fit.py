@@ -74,7 +74,7 @@ C_GRID = (1.0, 3.0, 10.0, 30.0)
 NGRAM_SCALE_GRID = (1.0, 2.0)
 NGRAM_LONGEST = 2
 NGRAM_MIN_DF = 2
-MAX_FALSE_REFUSAL_RATE = 0.02
+MAX_FALSE_REFUSAL_RATE = 0.05
 MAX_QUESTION_FALSE_REFUSAL_RATE = 0.0
 #: Benign sources that are questions rather than written requests: their budget is the
 #: question budget.

@@ -22,14 +22,14 @@ def _command() -> str:
 
 def fit_request_safety(
     max_false_refusal_rate: Annotated[
-        float,
+        float | None,
         typer.Option(
             min=0.0,
             max=1.0,
             help="Budget: each kind of written clinician-style request's share refused on "
-            "validation is at most this.",
+            "validation is at most this (default 0.05, the shipped classifier's).",
         ),
-    ] = 0.02,
+    ] = None,
     max_question_false_refusal_rate: Annotated[
         float,
         typer.Option(
@@ -76,6 +76,7 @@ def fit_request_safety(
         save_artifact,
     )
     from medgate.careguard.request_safety_fit import (
+        MAX_FALSE_REFUSAL_RATE,
         NGRAM_SCALE_GRID,
         build_corpus,
         fit_request_safety,
@@ -88,7 +89,9 @@ def fit_request_safety(
             corpus,
             request_encoder(config, encoder, cache=True),
             scale_grid=tuple(ngram_scale) if ngram_scale else NGRAM_SCALE_GRID,
-            budget=max_false_refusal_rate,
+            budget=(
+                MAX_FALSE_REFUSAL_RATE if max_false_refusal_rate is None else max_false_refusal_rate
+            ),
             question_budget=max_question_false_refusal_rate,
             command=_command(),
             encoder_kind=encoder,
