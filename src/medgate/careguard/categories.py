@@ -112,6 +112,10 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         RiskCategory.HARMFUL_REQUEST,
         "harm, deception or misuse",
         r"\b(?:without (?:them|him|her|the patient|my \w+) (?:knowing|noticing|consent)|"
+        r"without (?:(?:their|his|her|the patient'?s?|patients'?|the family'?s?|parental|"
+        r"informed|explicit|prior|proper) )+(?:knowledge|consent|permission|authori[sz]ation)|"
+        r"without (?:informing|telling) (?:them|him|her|the patients?|patients)|"
+        r"bypass(?:ing)? (?:the |their |parental |informed )*consent|"
         r"secretly (?:give|dose|put)|fake (?:a )?(?:\w+'s )?(?:prescription|note|illness|symptoms)|"
         r"forge|falsif\w+|get [^.?!]{0,30}without a prescription|sell (?:my )?(?:pills|"
         r"prescription)|poison (?:someone|my|a|him|her)|make (?:someone|him|her) sick|"
