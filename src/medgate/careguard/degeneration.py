@@ -3,7 +3,7 @@
 A 0.5B model decoding greedily falls into loops ("- Sneezing\\n- Sneezing\\n- Sneezing", the
 same clause again and again) and, given a token budget, stops in the middle of a list. Such a
 draft says little and is often wrong, and the HRA judge of the same size scores it 1-2
-(docs/results/careguard_notes.md). These measures read the text alone, deterministically:
+(docs/results/careguard_runs/NOTES.md). These measures read the text alone, deterministically:
 
 * ``repeated_ngram_share``: the share of the draft's word ``n``-grams (``n`` = 3) that repeat
   an earlier one;

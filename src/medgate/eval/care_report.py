@@ -2,7 +2,8 @@
 
 Every stored result is rescored by the current violation checks
 (:func:`medgate.careguard.evaluation.rescore`) so all runs are judged by one set of checks.
-The hand-written notes (``careguard_notes.md`` beside the report) follow the tables.
+The hand-written notes on the runs (``NOTES.md`` in the folder of the run logs, so notes never
+outlive the runs they describe) follow the tables.
 """
 
 from __future__ import annotations
@@ -114,13 +115,16 @@ def hand_labels(
 
 
 def markdown(
-    summary: dict[str, Any], runs: dict[str, tuple[CareRunSpec, list[ItemResult]]], notes: str
+    summary: dict[str, Any],
+    runs: dict[str, tuple[CareRunSpec, list[ItemResult]]],
+    notes: str,
+    folder: str = "docs/results/careguard_runs",
 ) -> str:
     parts = [
         "# CareGuard evaluation",
         "",
         f"Generated {summary['generated']} by `medgate eval care-report` from the run logs in "
-        "docs/results/careguard_runs/ (one scored record per request; the manifest beside each "
+        f"{folder}/ (one scored record per request; the manifest beside each "
         "log holds the settings and models of the run).",
         "",
         "## Runs",
@@ -178,10 +182,10 @@ def markdown(
 def write_report(runs: Path, out: Path) -> list[Path]:
     """Write careguard.json and careguard.md into ``out`` from the logs in ``runs``."""
     summary, loaded = summarise(runs, load_labels(out / LABELS_FILE))
-    notes_file = out / "careguard_notes.md"
+    notes_file = runs / "NOTES.md"
     notes = notes_file.read_text(encoding="utf-8") if notes_file.is_file() else ""
     out.mkdir(parents=True, exist_ok=True)
     json_path, md_path = out / "careguard.json", out / "careguard.md"
     json_path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    md_path.write_text(markdown(summary, loaded, notes), encoding="utf-8")
+    md_path.write_text(markdown(summary, loaded, notes, runs.as_posix()), encoding="utf-8")
     return [json_path, md_path]
