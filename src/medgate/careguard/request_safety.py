@@ -364,9 +364,12 @@ def embedding_screen(config: MedgateConfig, pool: ModelPool | None = None) -> Re
     encoder it was fitted on."""
     settings = config.careguard.request_safety
     path = settings.artifact or ARTIFACT_FILE
-    kind = read_artifact(path).provenance.encoder_kind
-    return RequestSafetyClassifier.load(
-        request_encoder(config, kind, pool), path, threshold=settings.threshold
+    artifact = read_artifact(path)
+    return RequestSafetyClassifier(
+        artifact,
+        request_encoder(config, artifact.provenance.encoder_kind, pool),
+        artifact_name=artifact_id(path),
+        threshold=settings.threshold,
     )
 
 
