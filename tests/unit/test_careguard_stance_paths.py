@@ -218,3 +218,17 @@ def test_the_stance_is_read_once_per_question_and_without_a_model_not_at_all() -
     assert first is again and len(model.calls) == 1
     blind = StanceReader(None, HRSConfig(), min_yes=0.8, min_no=0.7, max_entropy=0.8)
     assert blind.read(BURN).lean is Lean.NOT_READ
+
+
+def test_a_sentence_a_reviewer_quoted_is_not_an_echo_when_the_next_draft_keeps_it() -> None:
+    answer = "Adults usually need seven to nine hours of sleep every night to stay well rested."
+    rig = StanceRig().drafts(answer)
+    quoted = f'The answer "{answer}" needs checking.'
+    rig.hra = FakeModel("hra").script_chat(
+        "Answer to review", verdict_json(4, quoted), verdict_json(1), repeat=True
+    )
+    verdict = rig.gate(max_refinements=1).check(Case(question="How much sleep do adults need?"))
+    assert verdict.status is Status.REFINED
+    first, second = careguard_report(verdict).rounds
+    assert not first.passed and second.passed
+    assert second.release_findings == []

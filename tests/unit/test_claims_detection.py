@@ -179,3 +179,27 @@ def test_safety_for_a_special_population_is_high_severity() -> None:
     (pregnant,) = detect_claims("Paracetamol is completely safe in pregnancy.")
     assert general.severity is Severity.MEDIUM
     assert pregnant.severity is Severity.HIGH
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "It's recommended to have a dental exam every six months or as needed by your dentist.",
+        "Adults should get at least 150 minutes of exercise per week.",
+        "Try to walk for 30 minutes a day.",
+    ],
+)
+def test_how_often_an_activity_is_done_is_not_a_dose(sentence: str) -> None:
+    assert ClaimType.DOSE not in classify(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Spray once into each nostril in the morning.",
+        "Use the inhaler twice a day.",
+        "Apply it every eight hours.",
+    ],
+)
+def test_a_schedule_of_something_taken_is_a_dose(sentence: str) -> None:
+    assert ClaimType.DOSE in classify(sentence)

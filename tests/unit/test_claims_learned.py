@@ -184,3 +184,31 @@ def test_a_failing_detector_fails_closed() -> None:
     assert not result.is_safe
     assert any("claim detection failed" in e for e in result.errors)
     assert result.claims_count == 1  # the rules still ran
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Adults usually need 7-9 hours of sleep per night.",
+        "Wash your hands with soap and water for at least 20 seconds.",
+        "You can also add more water to your meals to dilute the salt content.",
+    ],
+)
+def test_a_learned_dose_needs_something_taken_or_given(sentence: str) -> None:
+    detector = ScriptedDetector({sentence: ClaimType.DOSE})
+    assert detect_claims(sentence, detector) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Paracetamol can help. Have one every morning with water, then another after lunch.",
+        "Take one every morning.",
+        "Spray once into each nostril at bedtime.",
+    ],
+)
+def test_a_learned_dose_of_something_taken_stands(sentence: str) -> None:
+    last = sentence.split(". ")[-1]
+    detector = ScriptedDetector({last: ClaimType.DOSE})
+    (claim,) = detect_claims(sentence, detector)
+    assert claim.claim_type is ClaimType.DOSE and claim.severity is Severity.HIGH

@@ -267,8 +267,10 @@ class CareGuardGate:
 
         waiver = sra_judge_waiver(triage, request_safety, permission)
         feedback: list[str] = []
+        # What the echo check compares drafts with. The reviewers' corrections are left out:
+        # they quote the rejected draft, so a correct sentence kept would read as recited.
+        instructions = instruction_texts(triage, [])
         for iteration in range(self.config.max_refinements + 1):
-            instructions = instruction_texts(triage, feedback)
             draft = self.generator.draft(case, triage, feedback, iteration)
             events(
                 AnswerEvent(stage=STAGE, iteration=iteration, data=DraftAnswer(answer=draft.text))

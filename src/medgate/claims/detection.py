@@ -23,7 +23,13 @@ from typing import Protocol, runtime_checkable
 from pydantic import Field
 
 from medgate.claims.citations import Citation, find_citations
-from medgate.claims.rules import RULES, ClaimType, mentions_population
+from medgate.claims.rules import (
+    RULES,
+    ClaimType,
+    doses_something,
+    mentions_medicine,
+    mentions_population,
+)
 from medgate.claims.sentences import Sentence, split_sentences
 from medgate.records import Record
 
@@ -151,7 +157,13 @@ def cited_statements(
     learned: dict[int, LearnedVerdict] = {}
     if detector is not None and missed:
         verdicts = detector.predict([sentences[i].text for i in missed])
-        learned = {i: v for i, v in zip(missed, verdicts, strict=True) if v.claim_type}
+        names_medicine = mentions_medicine(" ".join(s.text for s in sentences))
+        learned = {
+            i: v
+            for i, v in zip(missed, verdicts, strict=True)
+            if v.claim_type
+            and (names_medicine or not _activity_called_dose(v.claim_type, sentences[i].text))
+        }
     out: list[Claim] = []
     for i, sentence in enumerate(sentences):
         citations = find_citations(sentence.text)
@@ -174,6 +186,14 @@ def cited_statements(
             )
         )
     return out
+
+
+def _activity_called_dose(claim_type: ClaimType, sentence: str) -> bool:
+    # The embedding reads "7-9 hours of sleep per night" or "wash for 20 seconds" as close to a
+    # schedule of a medicine; a dose needs something taken or given, which the rules can check.
+    # A text that names a medicine anywhere keeps the verdict: "have one every morning" there
+    # may well mean a tablet.
+    return claim_type is ClaimType.DOSE and not doses_something(sentence)
 
 
 def detector_name(detector: ClaimDetector | None) -> str:

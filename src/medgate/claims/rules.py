@@ -79,6 +79,34 @@ _SHARE_OF_DOSE = re.compile(
 )
 
 
+#: Verbs that put something into or onto the body: with a schedule and no amount they still
+#: make an instruction a dose ("Spray once into each nostril"), where "have", "get" or "use"
+#: with a schedule is as often an activity ("have a dental check-up every six months").
+_INTAKE = re.compile(
+    r"\b(?:take|takes|taken|taking|give|gives|given|giving|apply|applied|applying|inject\w*"
+    r"|spray\w*|chew\w*|dissolv\w*|swallow\w*|inhal\w*|rub|rubbing|insert\w*|administer\w*"
+    r"|instil\w*|dosed?|dosing)\b",
+    re.IGNORECASE,
+)
+
+
+def mentions_medicine(text: str) -> bool:
+    """The text names a medicine, supplement or vaccine (named, by class or generically)."""
+    return re.search(_MED, text, re.IGNORECASE) is not None
+
+
+def doses_something(sentence: str) -> bool:
+    """The sentence is about something taken or given, not only how long or how often an
+    activity is done: it names a medicine, an amount of a substance (mg, ml, tablets), dose
+    wording or an intake verb. "Adults need 7-9 hours of sleep per night" and "wash your hands
+    for 20 seconds" are not doses; "take one every morning" is."""
+    if mentions_medicine(sentence) or _DOSE_WORDS.search(sentence):
+        return True
+    if _INTAKE.search(sentence):
+        return True
+    return any(q.kind in AMOUNT_KINDS for q in extract_quantities(sentence))
+
+
 def states_dose_claim(sentence: str) -> bool:
     """An amount of a medicine with a schedule, an instruction or dose wording; or a schedule
     with an instruction to take something."""
@@ -94,7 +122,7 @@ def states_dose_claim(sentence: str) -> bool:
         return True
     if _SHARE_OF_DOSE.search(sentence) and administer:
         return True
-    return schedule and administer
+    return schedule and administer and doses_something(sentence)
 
 
 # --- medication changes -------------------------------------------------------------------------
