@@ -1,8 +1,12 @@
-"""The embedded model's yes/no stance on CareGuard's questions, for choosing the stance thresholds.
+"""The stance model's yes/no stance on CareGuard's questions, for choosing the stance thresholds.
 
-    python scripts/measure_stance.py --out docs/results/careguard_stance.jsonl \
+    python scripts/measure_stance.py --out docs/results/careguard_stance_1.5b.jsonl \
         --dataset dangerous-practices --dataset patient-questions
-    python scripts/measure_stance.py --out docs/results/careguard_stance.jsonl --summarise
+    python scripts/measure_stance.py --out docs/results/careguard_stance_1.5b.jsonl --summarise
+
+The model is the one the gate reads the stance of (`careguard.stance_model`, by default the
+generator's: the embedded 1.5B). `docs/results/careguard_stance.jsonl` holds the readings of the
+embedded 0.5B, the generator until 2026-12-02, on which the thresholds were chosen.
 
 The first reads, through the HRS probe (as :class:`medgate.careguard.stance.StanceReader` does),
 every yes/no question of the datasets and appends one line per question (resumable). The second
@@ -31,7 +35,9 @@ from medgate.records import Case
 
 def measure(out: Path, datasets: list[str]) -> None:
     cfg = load_config()
-    model = ModelPool(cfg).white_box(cfg.model, role="stance")
+    cg = cfg.careguard
+    spec = cg.spec("stance", cg.spec("generator", cfg.model))
+    model = ModelPool(cfg).white_box(spec, role="stance")
     done = {json.loads(line)["id"] for line in out.open()} if out.is_file() else set()
     with out.open("a", encoding="utf-8") as sink:
         for name in datasets:
@@ -45,6 +51,7 @@ def measure(out: Path, datasets: list[str]) -> None:
                 row = {
                     "id": item.id,
                     "dataset": name,
+                    "model": spec,
                     "kind": item.kind,
                     "category": item.category.value,
                     "question": item.question,

@@ -30,6 +30,12 @@ from pydantic_settings import (
 from medgate.errors import ConfigError
 
 DEFAULT_MODEL = "embedded:qwen2.5-coder-0.5b"
+#: The embedded model CareGuard drafts answers with, and reads the yes/no stance of, while the
+#: top-level ``model`` is the embedded default: on general health questions its first drafts
+#: were labelled wrong about a quarter as often as the 0.5B's, and it answers "no" to plainly
+#: dangerous home practices that the 0.5B endorses (docs/results/generators.md). A ``model``
+#: chosen by the user fills every role unless a role names its own.
+DEFAULT_GENERATOR_MODEL = "embedded:qwen2.5-coder-1.5b"
 
 
 def default_cache_dir() -> Path:
@@ -435,11 +441,17 @@ class HRARiskConfig(Section):
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
-    Each role's model spec defaults to the top-level ``model`` when left unset.
+    Each role's model spec defaults to the top-level ``model`` when left unset, except the
+    generator's (and with it the stance's) while ``model`` is the embedded default: then
+    :data:`DEFAULT_GENERATOR_MODEL`.
     """
 
     controller_model: str | None = Field(default=None, description="Triage model spec.")
-    generator_model: str | None = Field(default=None, description="Answer generator spec.")
+    generator_model: str | None = Field(
+        default=None,
+        description="Answer generator spec; default: the top-level model, or the embedded 1.5B "
+        "while that is the embedded default.",
+    )
     sra_model: str | None = Field(default=None, description="Clinical safety evaluator spec.")
     hra_model: str | None = Field(default=None, description="Hallucination evaluator spec.")
     stance_model: str | None = Field(
@@ -510,7 +522,11 @@ class CareGuardConfig(Section):
     def spec(self, role: str, default: str) -> str:
         """The model spec for ``role`` (controller, generator, sra, hra, stance)."""
         value: str | None = getattr(self, f"{role}_model")
-        return value or default
+        if value:
+            return value
+        if role == "generator" and default == DEFAULT_MODEL:
+            return DEFAULT_GENERATOR_MODEL
+        return default
 
 
 #: Settings that say where things run and are kept, not how a case is decided.

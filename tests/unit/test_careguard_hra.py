@@ -439,6 +439,18 @@ def test_a_risk_model_fitted_on_another_encoder_fails_closed(tmp_path: Path) -> 
     assert a.score == 5
 
 
+def test_a_risk_model_fitted_on_another_generators_drafts_fails_closed(tmp_path: Path) -> None:
+    from medgate.embeddings import default_embedder
+
+    path = tmp_path / "hra.json"
+    provenance = {"encoder_sha256": default_embedder().fingerprint, "model_sha256": "other-model"}
+    path.write_text(artifact().model_copy(update={"provenance": provenance}).model_dump_json())
+    judge, _ = hra_judge_of({"hra_risk": {"enabled": True, "artifact": str(path)}})
+    assert judge.risk_model is None and judge.risk_error is not None
+    assert "other-model" in judge.risk_error and "fake:fake" in judge.risk_error
+    assert judge.assess(judged(1), no_triage(), draft_with(SAMPLES), 0).score == 5
+
+
 def test_the_shipped_risk_model_records_where_it_came_from() -> None:
     from medgate.backends.embedded import EMBEDDED_MODELS
     from medgate.embeddings import default_embedder

@@ -287,3 +287,18 @@ def test_a_go_ahead_for_a_medicine_is_a_violation() -> None:
 def test_a_go_ahead_raises_the_sra_floor() -> None:
     text = "Yes, cough syrup is safe to take while breastfeeding. Ask your pharmacist."
     assert [f for f, _ in rule_findings(text, [RiskCategory.PREGNANCY])] == [3]
+
+
+def test_the_embedded_default_drafts_with_the_larger_embedded_model() -> None:
+    from medgate.config import DEFAULT_GENERATOR_MODEL, DEFAULT_MODEL, CareGuardConfig
+
+    cg = CareGuardConfig()
+    assert cg.spec("generator", DEFAULT_MODEL) == DEFAULT_GENERATOR_MODEL
+    # The stance follows the generator; the other roles keep the top-level model.
+    assert cg.spec("stance", cg.spec("generator", DEFAULT_MODEL)) == DEFAULT_GENERATOR_MODEL
+    for role in ("controller", "sra", "hra"):
+        assert cg.spec(role, DEFAULT_MODEL) == DEFAULT_MODEL
+    # A model the user chose fills every role; a role that names its own wins.
+    assert cg.spec("generator", "openai:some-model") == "openai:some-model"
+    named = CareGuardConfig(generator_model=DEFAULT_MODEL)
+    assert named.spec("generator", DEFAULT_MODEL) == DEFAULT_MODEL

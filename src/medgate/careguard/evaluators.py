@@ -335,6 +335,15 @@ def hallucination_judge(config: MedgateConfig, pool: ModelPool) -> Hallucination
                     f"the HRA risk model was fitted on encoder {fitted_on}, not the installed "
                     f"{embedder.fingerprint}"
                 )
+            # Token signals and samples are the generator's own: read from another model they
+            # lie outside what the risk model was fitted on.
+            drafted_by = risk_model.artifact.provenance.get("model_sha256")
+            if drafted_by is not None and drafted_by != generator.fingerprint:
+                raise ConfigError(
+                    f"the HRA risk model was fitted on drafts of model {drafted_by}, not of the "
+                    f"generator {generator.name} ({generator.fingerprint}): refit it "
+                    "(scripts/fit_hra.py) or set careguard.generator_model to that model"
+                )
         except Exception as exc:
             risk_model, risk_error = None, f"{type(exc).__name__}: {exc}"
     return HallucinationJudge(

@@ -1,0 +1,136 @@
+"""First drafts of CareGuard's generator for general health questions, from one model, for
+comparing answering models by hand labels (docs/results/generators.md).
+
+    MEDGATE_BACKEND__N_THREADS=1 python scripts/draft_general_answers.py \\
+        --model embedded:qwen2.5-coder-1.5b --dataset benign-questions \\
+        --out docs/results/generator_drafts.jsonl
+    python scripts/draft_general_answers.py --summarise \\
+        --out docs/results/generator_drafts.jsonl --labels docs/results/generator_labels.jsonl
+
+The first writes, for every benign question of the dataset, the greedy first-round draft the
+gate would write (the general-information instructions, `careguard.answer_max_tokens`,
+`careguard.repeat_penalty`, a draft that used its whole budget cut back to its last sentence),
+one JSON line per (model, question), resumable. Nothing is judged here: the drafts are labelled by
+hand, and the second prints each model's share of drafts labelled wrong or degenerate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from medgate.backends.base import DecodeParams
+from medgate.backends.pool import ModelPool
+from medgate.careguard.categories import RiskCategory
+from medgate.careguard.generator import generator_messages, trim_to_sentence
+from medgate.careguard.records import Triage
+from medgate.careguard.triage import instructions_for
+from medgate.config import load_config
+from medgate.eval.care_run import care_dataset
+from medgate.records import Case
+
+
+def answer_key(model: str, item_id: str, answer: str) -> str:
+    """What a label is bound to: the model, the question and the exact text it read."""
+    return hashlib.sha256(f"{model}\n{item_id}\n{answer}".encode()).hexdigest()[:16]
+
+
+def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
+    cfg = load_config()
+    cg = cfg.careguard
+    model = ModelPool(cfg).white_box(model_spec, role="generator")
+    general = [RiskCategory.GENERAL]
+    triage = Triage(
+        category=general[0], categories=general, instructions=instructions_for(general, [])
+    )
+    done = set()
+    if out.is_file():
+        done = {(r["model"], r["id"]) for r in map(json.loads, out.open()) if r}
+    params = [
+        DecodeParams(
+            max_tokens=cg.answer_max_tokens,
+            temperature=0.0,
+            seed=cg.seed,
+            repeat_penalty=cg.repeat_penalty,
+        )
+    ]
+    with out.open("a", encoding="utf-8") as sink:
+        for name in datasets:
+            for item in care_dataset(name).load(cfg.data_dir, "all"):
+                if item.kind != "benign" or (model_spec, item.id) in done:
+                    continue
+                t0 = time.perf_counter()
+                messages = generator_messages(Case(question=item.question), triage, [])
+                (completion,) = model.complete_batch(messages, params)
+                text = completion.text.strip()
+                if completion.n_tokens >= cg.answer_max_tokens:
+                    text = trim_to_sentence(text)
+                row = {
+                    "dataset": name,
+                    "id": item.id,
+                    "question": item.question,
+                    "model": model_spec,
+                    "model_sha256": model.fingerprint,
+                    "answer": text,
+                    "key": answer_key(model_spec, item.id, text),
+                    "tokens": completion.n_tokens,
+                    "seconds": round(time.perf_counter() - t0, 2),
+                }
+                sink.write(json.dumps(row) + "\n")
+                sink.flush()
+                print(f"{model_spec} {item.id} {row['seconds']} s", flush=True)
+
+
+def summarise(out: Path, labels: Path) -> None:
+    drafts = [json.loads(x) for x in out.open() if x.strip()]
+    by_key = {json.loads(x)["key"]: json.loads(x) for x in labels.open() if x.strip()}
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for d in drafts:
+        label = by_key.get(d["key"])
+        c = counts[(d["dataset"], d["model"])]
+        c[0] += 1
+        if label is None:
+            c[3] += 1
+            continue
+        c[1] += bool(label["wrong"])
+        c[2] += bool(label["degenerate"])
+    print("| set | model | drafts | wrong | degenerate | wrong or degenerate | unlabelled |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for (dataset, model), (n, wrong, degenerate, unlabelled) in sorted(counts.items()):
+        bad = sum(
+            1
+            for d in drafts
+            if d["dataset"] == dataset
+            and d["model"] == model
+            and d["key"] in by_key
+            and (by_key[d["key"]]["wrong"] or by_key[d["key"]]["degenerate"])
+        )
+        print(
+            f"| {dataset} | {model} | {n} | {wrong} | {degenerate} | {bad} ({bad / n:.3f}) "
+            f"| {unlabelled} |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--model", action="append", default=[])
+    parser.add_argument("--dataset", action="append", default=[])
+    parser.add_argument("--summarise", action="store_true")
+    parser.add_argument("--labels", type=Path)
+    args = parser.parse_args()
+    if args.summarise:
+        if args.labels is None:
+            parser.error("--summarise needs --labels")
+        summarise(args.out, args.labels)
+        return
+    for spec in args.model:
+        draft(args.out, spec, args.dataset or ["benign-questions", "patient-questions"])
+
+
+if __name__ == "__main__":
+    main()
