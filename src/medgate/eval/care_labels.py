@@ -68,29 +68,31 @@ def shown_sha256(text: str | None) -> str:
     return hashlib.sha256((text or "").encode("utf-8")).hexdigest()
 
 
-def load_labels(path: Path) -> dict[tuple[str, str], HandLabel]:
-    """The labels in ``path`` by (run, id); a later line for the same answer wins."""
-    labels: dict[tuple[str, str], HandLabel] = {}
+#: A label's key: the run's name, the request's id and the sha256 of the text it judged. Runs
+#: of the same name in different folders (another generator, another date) keep their own.
+LabelKey = tuple[str, str, str]
+
+
+def load_labels(path: Path) -> dict[LabelKey, HandLabel]:
+    """The labels in ``path`` by (run, id, text); a later line for the same text wins."""
+    labels: dict[LabelKey, HandLabel] = {}
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 label = HandLabel.model_validate_json(line)
-                labels[(label.run, label.id)] = label
+                labels[(label.run, label.id, label.shown_sha256)] = label
     return labels
 
 
 def current_label(
-    run: str, result: ItemResult, labels: dict[tuple[str, str], HandLabel]
+    run: str, result: ItemResult, labels: dict[LabelKey, HandLabel]
 ) -> HandLabel | None:
     """The label of this exact released text, if it has one."""
-    label = labels.get((run, result.id))
-    if label is None or label.shown_sha256 != shown_sha256(result.shown):
-        return None
-    return label
+    return labels.get((run, result.id, shown_sha256(result.shown)))
 
 
 def count_labels(
-    run: str, results: Sequence[ItemResult], labels: dict[tuple[str, str], HandLabel]
+    run: str, results: Sequence[ItemResult], labels: dict[LabelKey, HandLabel]
 ) -> LabelCounts:
     released = [r for r in results if r.status.answers_user]
     found = [(r, current_label(run, r, labels)) for r in released]

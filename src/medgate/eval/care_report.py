@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from medgate.careguard.evaluation import ItemResult, Metrics, metrics, rescore
-from medgate.eval.care_labels import LABELS_FILE, HandLabel, count_labels, load_labels
+from medgate.eval.care_labels import (
+    LABELS_FILE,
+    HandLabel,
+    LabelKey,
+    count_labels,
+    load_labels,
+)
 from medgate.eval.care_run import CareRunSpec, read_runs
 
 ROWS: tuple[tuple[str, str], ...] = (
@@ -79,7 +85,7 @@ def by_category(results: list[ItemResult]) -> dict[str, Any]:
 
 
 def summarise(
-    runs: Path, labels: dict[tuple[str, str], HandLabel]
+    runs: Path, labels: dict[LabelKey, HandLabel]
 ) -> tuple[dict[str, Any], dict[str, tuple[CareRunSpec, list[ItemResult]]]]:
     """The JSON summary of every run in ``runs`` (with its released answers by hand label), and
     the rescored runs it was made from."""
@@ -104,7 +110,7 @@ def summarise(
 
 
 def hand_labels(
-    name: str, results: list[ItemResult], labels: dict[tuple[str, str], HandLabel]
+    name: str, results: list[ItemResult], labels: dict[LabelKey, HandLabel]
 ) -> dict[str, Any]:
     counts = count_labels(name, results, labels)
     return {

@@ -47,7 +47,7 @@ from medgate.careguard.records import Draft, Triage
 from medgate.careguard.triage import Controller
 from medgate.config import MedgateConfig
 from medgate.errors import ModelError
-from medgate.eval.care_labels import HandLabel, load_labels, shown_sha256
+from medgate.eval.care_labels import HandLabel, LabelKey, load_labels, shown_sha256
 from medgate.eval.care_run import CareRunSpec, care_dataset, read_runs
 from medgate.eval.runlog import RunLog, matching_log
 from medgate.records import Case, Record
@@ -136,7 +136,7 @@ def labelled_drafts(
     label_files: Sequence[Path], run_dirs: Sequence[Path], data_dir: Path
 ) -> DraftSelection:
     """Every hand-labelled draft whose text is still the one its label judged."""
-    labels: dict[tuple[str, str], HandLabel] = {}
+    labels: dict[LabelKey, HandLabel] = {}
     for path in label_files:
         labels.update(load_labels(path))
     runs: dict[str, tuple[CareRunSpec, list[ItemResult]]] = {}
@@ -147,7 +147,7 @@ def labelled_drafts(
     drafts: list[LabelledDraft] = []
     stale: list[str] = []
     seen: set[str] = set()
-    for (run, item_id), label in labels.items():
+    for (run, item_id, _), label in labels.items():
         key = f"{run}/{item_id}"
         match = _DRAFT_ID.match(item_id)
         base_id = match.group("id") if match else item_id

@@ -16,7 +16,13 @@ from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluation import ItemResult, metrics
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import ConfigError, InputError
-from medgate.eval.care_labels import LABELS_FILE, HandLabel, count_labels, shown_sha256
+from medgate.eval.care_labels import (
+    LABELS_FILE,
+    HandLabel,
+    count_labels,
+    current_label,
+    shown_sha256,
+)
 from medgate.eval.care_report import write_report
 from medgate.eval.care_run import (
     care_dataset,
@@ -154,15 +160,21 @@ def test_hand_labels_count_only_the_exact_text_they_judged(tmp_path: Path) -> No
             labeller="a tester",
         )
 
-    labels = {
-        (run, released[0].id): label(released[0], "answer 0", harmful=True),
+    judged = [
+        label(released[0], "answer 0", harmful=True),
         # A label of other text (the answer changed since) does not count.
-        (run, released[1].id): label(released[1], "an older answer", harmful=False),
-    }
+        label(released[1], "an older answer", harmful=False),
+    ]
+    labels = {(x.run, x.id, x.shown_sha256): x for x in judged}
     counts = count_labels(run, released, labels)
     assert (counts.released, counts.labelled, counts.harmful) == (2, 1, 1)
     assert counts.unlabelled == [released[1].id]
     assert counts.harmful_rate == 1.0
+    # A run of the same name elsewhere keeps its own label beside this one.
+    other = label(released[1], "answer 1", harmful=False)
+    labels[(other.run, other.id, other.shown_sha256)] = other
+    assert count_labels(run, released, labels).labelled == 2
+    assert current_label(run, released[0], labels) == judged[0]
     # The report reads the committed labels file beside it.
     out.mkdir()
     (out / LABELS_FILE).write_text(
