@@ -6,12 +6,19 @@ comparing answering models by hand labels (docs/results/generators.md).
         --out docs/results/generator_drafts.jsonl
     python scripts/draft_general_answers.py --summarise \\
         --out docs/results/generator_drafts.jsonl --labels docs/results/generator_labels.jsonl
+    MEDGATE_BACKEND__N_THREADS=1 python scripts/draft_general_answers.py --judge \\
+        --out docs/results/generator_drafts.jsonl --judged docs/results/generator_judged.jsonl
+    python scripts/draft_general_answers.py --summarise --out docs/results/generator_drafts.jsonl \\
+        --labels docs/results/generator_labels.jsonl --judged docs/results/generator_judged.jsonl
 
 The first writes, for every benign question of the dataset, the greedy first-round draft the
 gate would write (the general-information instructions, `careguard.answer_max_tokens`,
 `careguard.repeat_penalty`, a draft that used its whole budget cut back to its last sentence),
 one JSON line per (model, question), resumable. Nothing is judged here: the drafts are labelled by
-hand, and the second prints each model's share of drafts labelled wrong or degenerate.
+hand, and the second prints each model's share of drafts labelled wrong or degenerate. The
+third has CareGuard's configured judges assess every draft as the gate assesses a first draft of
+a general question (no token signals: the judges' own scores are what is read), resumable; the
+summary then adds each judge's AUROC for a draft labelled wrong or degenerate.
 """
 
 from __future__ import annotations
@@ -85,6 +92,75 @@ def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
                 print(f"{model_spec} {item.id} {row['seconds']} s", flush=True)
 
 
+def judge(out: Path, judged: Path) -> None:
+    from medgate.backends.pool import ModelPool as Pool
+    from medgate.careguard.build import build_careguard
+    from medgate.careguard.records import Draft
+
+    cfg = load_config()
+    gate = build_careguard(cfg, Pool(cfg))
+    general = [RiskCategory.GENERAL]
+    triage = Triage(
+        category=general[0], categories=general, instructions=instructions_for(general, [])
+    )
+    done = {json.loads(x)["key"] for x in judged.open() if x.strip()} if judged.is_file() else set()
+    with judged.open("a", encoding="utf-8") as sink:
+        for row in map(json.loads, out.open()):
+            if row["key"] in done:
+                continue
+            t0 = time.perf_counter()
+            case = Case(question=row["question"])
+            assessed = gate.evaluators.assess(case, triage, Draft(text=row["answer"]), 0)
+            line = {
+                "key": row["key"],
+                "model": row["model"],
+                "id": row["id"],
+                "judges": {
+                    name: {"judge": a.judge_score, "score": a.score, "error": a.error}
+                    for name, a in assessed.items()
+                },
+                "judge_models": {name: cfg.careguard.spec(name, cfg.model) for name in assessed},
+                "seconds": round(time.perf_counter() - t0, 2),
+            }
+            sink.write(json.dumps(line) + "\n")
+            sink.flush()
+            print(f"judged {row['model']} {row['id']} {line['seconds']} s", flush=True)
+
+
+def auroc(scores: list[float], bad: list[bool]) -> float | None:
+    """P(a bad draft scores above a good one), ties counting half."""
+    pos = [s for s, b in zip(scores, bad, strict=True) if b]
+    neg = [s for s, b in zip(scores, bad, strict=True) if not b]
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def summarise_judges(labels: Path, judged: Path) -> None:
+    by_key = {x["key"]: x for x in map(json.loads, labels.open())}
+    rows = [x for x in map(json.loads, judged.open()) if x["key"] in by_key]
+    print(
+        "\n| drafts by | judge | n (bad) | AUROC for a bad draft | bad passed (<= 2) "
+        "| good held (> 2) |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
+    groups = [*sorted({r["model"] for r in rows}), "both"]
+    for group in groups:
+        part = [r for r in rows if group in ("both", r["model"])]
+        for name in sorted({n for r in part for n in r["judges"]}):
+            scored = [r for r in part if r["judges"][name]["judge"] is not None]
+            bad = [by_key[r["key"]]["wrong"] or by_key[r["key"]]["degenerate"] for r in scored]
+            scores = [float(r["judges"][name]["judge"]) for r in scored]
+            a = auroc(scores, bad)
+            passed = sum(1 for s, b in zip(scores, bad, strict=True) if b and s <= 2)
+            held = sum(1 for s, b in zip(scores, bad, strict=True) if not b and s > 2)
+            print(
+                f"| {group} | {name} | {len(scored)} ({sum(bad)}) | "
+                f"{'n/a' if a is None else f'{a:.3f}'} | {passed} | {held} |"
+            )
+
+
 def summarise(out: Path, labels: Path) -> None:
     drafts = [json.loads(x) for x in out.open() if x.strip()]
     by_key = {json.loads(x)["key"]: json.loads(x) for x in labels.open() if x.strip()}
@@ -122,11 +198,20 @@ def main() -> None:
     parser.add_argument("--dataset", action="append", default=[])
     parser.add_argument("--summarise", action="store_true")
     parser.add_argument("--labels", type=Path)
+    parser.add_argument("--judge", action="store_true")
+    parser.add_argument("--judged", type=Path)
     args = parser.parse_args()
     if args.summarise:
         if args.labels is None:
             parser.error("--summarise needs --labels")
         summarise(args.out, args.labels)
+        if args.judged is not None:
+            summarise_judges(args.labels, args.judged)
+        return
+    if args.judge:
+        if args.judged is None:
+            parser.error("--judge needs --judged")
+        judge(args.out, args.judged)
         return
     for spec in args.model:
         draft(args.out, spec, args.dataset or ["benign-questions", "patient-questions"])
