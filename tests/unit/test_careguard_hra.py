@@ -118,6 +118,9 @@ def test_the_release_check_holds_a_degenerate_draft_back_with_feedback() -> None
 def test_a_truncated_draft_is_cut_back_to_its_last_complete_sentence_or_item() -> None:
     assert trim_to_sentence("It is an allergy. It causes sneez") == "It is an allergy."
     assert trim_to_sentence("Signs:\n- sneezing\n- itchy ey") == "Signs:\n- sneezing"
+    # The next item's number ends like a sentence; it is a stump too.
+    kept = "Differences:\n\n1. **Cause**: allergy.\n\n2. **Signs**: wheeze."
+    assert trim_to_sentence(kept + "\n\n4. **Treat") == kept
     assert trim_to_sentence("no sentence end at all") == "no sentence end at all"
 
 

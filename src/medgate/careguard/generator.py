@@ -52,6 +52,8 @@ def generator_messages(case: Case, triage: Triage, feedback: Sequence[str]) -> l
 
 #: The end of a sentence or of a list item's sentence.
 _SENTENCE_END = re.compile(r"[.!?](?:[\"')\u201d\]]*)(?=\s|$)")
+#: A last line holding only a list marker (a number, a bullet), with nothing after it.
+_BARE_MARKER = re.compile(r"\n\s*(?:\d+[.)]|[-*\u2022])\s*$")
 
 
 def trim_to_sentence(text: str) -> str:
@@ -65,7 +67,11 @@ def trim_to_sentence(text: str) -> str:
     lines = text.rstrip().rfind("\n")
     if lines > 0:
         ends.append(lines)
-    return text[: max(ends)].rstrip() if ends else text
+    trimmed = text[: max(ends)].rstrip() if ends else text
+    # "4." after the last complete item ends like a sentence but is the next item's number.
+    while (bare := _BARE_MARKER.search(trimmed)) is not None and bare.start() > 0:
+        trimmed = trimmed[: bare.start()].rstrip()
+    return trimmed
 
 
 def token_stats(token_logprobs: Sequence[float]) -> TokenStats | None:
