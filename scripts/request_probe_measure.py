@@ -90,10 +90,16 @@ def choose(rows: Sequence[LabelledRequest], scores: Sequence[float]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument(
+        "--model",
+        default="qwen2.5-coder-0.5b",
+        choices=sorted(EMBEDDED_MODELS),
+        help="the embedded model whose cached readings are measured",
+    )
     args = ap.parse_args()
     config = load_config()
     corpus = build_corpus(config.data_dir)
-    sha = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].sha256
+    sha = EMBEDDED_MODELS[args.model].sha256
     root = config.cache_dir / "request_probe"
     verdict = FeatureCache(root, sha, "verdict-v2")
     pooled = FeatureCache(root, sha, "pooled")
