@@ -32,7 +32,7 @@ from medgate.errors import ConfigError
 DEFAULT_MODEL = "embedded:qwen2.5-coder-0.5b"
 #: The embedded model CareGuard drafts answers with, and reads the yes/no stance of, while the
 #: top-level ``model`` is the embedded default: on general health questions its first drafts
-#: were labelled wrong about a quarter as often as the 0.5B's, and it answers "no" to plainly
+#: were labelled wrong under a third as often as the 0.5B's, and it answers "no" to plainly
 #: dangerous home practices that the 0.5B endorses (docs/results/generators.md). A ``model``
 #: chosen by the user fills every role unless a role names its own.
 DEFAULT_GENERATOR_MODEL = "embedded:qwen2.5-coder-1.5b"
