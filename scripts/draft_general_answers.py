@@ -38,6 +38,7 @@ from medgate.careguard.records import Triage
 from medgate.careguard.triage import instructions_for
 from medgate.config import load_config
 from medgate.eval.care_run import care_dataset
+from medgate.eval.metrics import auroc
 from medgate.records import Case
 
 
@@ -93,12 +94,11 @@ def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
 
 
 def judge(out: Path, judged: Path) -> None:
-    from medgate.backends.pool import ModelPool as Pool
     from medgate.careguard.build import build_careguard
     from medgate.careguard.records import Draft
 
     cfg = load_config()
-    gate = build_careguard(cfg, Pool(cfg))
+    gate = build_careguard(cfg, ModelPool(cfg))
     general = [RiskCategory.GENERAL]
     triage = Triage(
         category=general[0], categories=general, instructions=instructions_for(general, [])
@@ -125,16 +125,6 @@ def judge(out: Path, judged: Path) -> None:
             sink.write(json.dumps(line) + "\n")
             sink.flush()
             print(f"judged {row['model']} {row['id']} {line['seconds']} s", flush=True)
-
-
-def auroc(scores: list[float], bad: list[bool]) -> float | None:
-    """P(a bad draft scores above a good one), ties counting half."""
-    pos = [s for s, b in zip(scores, bad, strict=True) if b]
-    neg = [s for s, b in zip(scores, bad, strict=True) if not b]
-    if not pos or not neg:
-        return None
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
 
 
 def summarise_judges(labels: Path, judged: Path) -> None:
@@ -164,27 +154,21 @@ def summarise_judges(labels: Path, judged: Path) -> None:
 def summarise(out: Path, labels: Path) -> None:
     drafts = [json.loads(x) for x in out.open() if x.strip()]
     by_key = {json.loads(x)["key"]: json.loads(x) for x in labels.open() if x.strip()}
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    # drafts, wrong, degenerate, wrong or degenerate, unlabelled
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     for d in drafts:
         label = by_key.get(d["key"])
         c = counts[(d["dataset"], d["model"])]
         c[0] += 1
         if label is None:
-            c[3] += 1
+            c[4] += 1
             continue
         c[1] += bool(label["wrong"])
         c[2] += bool(label["degenerate"])
+        c[3] += bool(label["wrong"] or label["degenerate"])
     print("| set | model | drafts | wrong | degenerate | wrong or degenerate | unlabelled |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for (dataset, model), (n, wrong, degenerate, unlabelled) in sorted(counts.items()):
-        bad = sum(
-            1
-            for d in drafts
-            if d["dataset"] == dataset
-            and d["model"] == model
-            and d["key"] in by_key
-            and (by_key[d["key"]]["wrong"] or by_key[d["key"]]["degenerate"])
-        )
+    for (dataset, model), (n, wrong, degenerate, bad, unlabelled) in sorted(counts.items()):
         print(
             f"| {dataset} | {model} | {n} | {wrong} | {degenerate} | {bad} ({bad / n:.3f}) "
             f"| {unlabelled} |"
