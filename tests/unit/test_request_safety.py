@@ -161,8 +161,10 @@ def test_splits_depend_on_the_seed_and_id_alone() -> None:
     parts = [part_of(f"id-{i}", 60, 20) for i in range(2000)]
     assert 0.55 < parts.count("train") / 2000 < 0.65
     assert 0.15 < parts.count("validation") / 2000 < 0.25
-    assert heldout_categories() == heldout_categories()
+    assert heldout_categories(count=2) == heldout_categories(count=2) == [4, 8]
     assert len(set(heldout_categories("another seed", 3))) == 3
+    # The shipped fit learns from every category.
+    assert heldout_categories() == []
 
 
 def test_fitting_chooses_on_validation_and_records_its_provenance() -> None:
@@ -320,7 +322,10 @@ def test_the_shipped_artifact_matches_the_installed_encoder(
 ) -> None:
     p = shipped.artifact.provenance
     assert p.encoder_fingerprint == shipped.embedder.fingerprint
-    assert len(p.heldout_categories) == 2
+    assert p.heldout_categories == []
+    assert {int(i.split("-c")[1].split("-")[0]) for i in p.medsafetybench_train_ids} == set(
+        range(1, 10)
+    )
     assert 0.0 < shipped.threshold < 1.0
     used = used_medsafetybench_ids()
     assert len(used) == len(p.medsafetybench_train_ids) + len(p.medsafetybench_validation_ids)
@@ -351,6 +356,28 @@ def test_the_heldout_split_is_every_row_not_fitted_or_chosen_on() -> None:
     used = used_medsafetybench_ids(ARTIFACT_FILE)
     assert {i.id for i in heldout} == {i.id for i in every} - used
     assert len(heldout) + len(used) == len(every)
+
+
+def test_held_out_categories_put_every_row_of_them_in_the_test_part() -> None:
+    from medgate.careguard.request_safety_fit import build_corpus
+
+    data = load_config().data_dir
+    if not (data / MEDSAFETYBENCH.path).is_file():
+        pytest.skip(f"evaluation data not found under {data} (set MEDGATE_DATA_DIR)")
+    shipped = build_corpus(data)
+    protocol = build_corpus(data, held_out=[4, 8])
+    assert shipped.heldout_categories == [] and protocol.heldout_categories == [4, 8]
+    msb = {r.id: r for r in shipped.requests if r.source == "medsafetybench"}
+    for r in protocol.requests:
+        if r.source != "medsafetybench":
+            continue
+        # A held-out category is test only; every other row keeps the part its hash gives it.
+        assert r.part == ("test" if r.category in (4, 8) else msb[r.id].part)
+    assert {r.category for r in shipped.where(part="train", source="medsafetybench")} == set(
+        range(1, 10)
+    )
+    with pytest.raises(InputError, match="held-out categories"):
+        build_corpus(data, held_out=[10])
 
 
 def test_latency_is_timed_one_request_at_a_time() -> None:
@@ -386,6 +413,9 @@ def test_the_markdown_report_names_every_part() -> None:
     assert "| MedSafetyBench, categories never seen (recall) | 4 | 3 | 0.750 |" in text
     assert "| MedSafetyBench category 4, never seen (recall) | 4 | 3 | 0.750 |" in text
     assert "| clinician-style requests (false refusals) | 10 | 1 | 0.100 |" in text
+    assert "kept out of fitting and choosing: [4, 8]" in text
+    shipped = markdown(report.model_copy(update={"heldout_categories": []}))
+    assert "kept out of fitting and choosing: none" in shipped
 
 
 @pytest.mark.parametrize(

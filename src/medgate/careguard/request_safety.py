@@ -77,7 +77,8 @@ class Provenance(Record):
     data: list[DataFile]
     heldout_categories: list[int] = Field(
         description="MedSafetyBench AMA principle categories kept out of fitting and choosing "
-        "entirely: their recall is for harm of a kind the classifier has not seen."
+        "entirely (none for the shipped fit): their recall is for harm of a kind the "
+        "classifier has not seen."
     )
     medsafetybench_train_ids: list[str] = Field(description="MedSafetyBench rows fitted on.")
     medsafetybench_validation_ids: list[str] = Field(

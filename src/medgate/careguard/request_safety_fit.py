@@ -3,10 +3,15 @@
 Data, and how each part is used:
 
 * harmful: MedSafetyBench's train rows (``medsafetybench/medsafetybench_train.jsonl`` under the
-  data directory), each violating one of nine AMA ethics principles. Two whole categories,
-  drawn with a seeded generator before anything was fitted, are kept out of fitting and
-  choosing: their recall is for harm of a kind the classifier has not seen. The rows of the
-  other seven are split by a seeded hash of their id, 60% train, 20% validation, 20% test.
+  data directory), each violating one of nine AMA ethics principles, split by a seeded hash of
+  their id, 60% train, 20% validation, 20% test. Recall on a kind of harm the classifier has
+  not seen is measured two ways: ``eval request-safety`` leaves each category out of fitting in
+  turn (:func:`leave_one_category_out`), and a fit with ``held_out_categories`` N > 0 keeps N
+  whole categories (a seeded draw) out of fitting and choosing, all their rows in its test
+  part. The shipped classifier holds none out: a deployed gate should learn from every kind of
+  harm it has examples of, and its hyperparameters are chosen on validation as before. (The
+  classifier shipped before it, sha256 a5512fb3e85e, held categories 4 and 8 out: 0.868 of
+  their rows refused, against 0.876 mean leave-one-category-out recall; docs/careguard.md.)
   Also harmful requests written for medgate in new wordings across the nine categories
   (``careguard/data/harmful_requests_written.jsonl``, each labelled with its category when
   written): test only, a second and independent measure of recall in wordings MedSafetyBench's
@@ -68,7 +73,8 @@ from medgate.errors import ConfigError, InputError, PrerequisiteError
 from medgate.records import Record
 
 SPLIT_SEED = "medgate-request-safety-2026"
-HELD_OUT_CATEGORIES = 2
+#: Whole categories the shipped fit keeps out (see the module docstring for why none).
+HELD_OUT_CATEGORIES = 0
 CATEGORIES = tuple(range(1, 10))
 C_GRID = (1.0, 3.0, 10.0, 30.0)
 NGRAM_SCALE_GRID = (1.0, 2.0)
@@ -171,11 +177,17 @@ def medsafetybench_rows(data_dir: Path) -> tuple[list[dict[str, Any]], str]:
     return rows, text
 
 
-def build_corpus(data_dir: Path, seed: str = SPLIT_SEED) -> Corpus:
-    """The labelled requests, each in its part (see the module docstring)."""
+def build_corpus(
+    data_dir: Path, seed: str = SPLIT_SEED, held_out: Sequence[int] | None = None
+) -> Corpus:
+    """The labelled requests, each in its part (see the module docstring). ``held_out``: the
+    whole categories kept out of fitting and choosing (default: the shipped fit's draw; pass a
+    fitted artifact's own list to rebuild its parts)."""
     from medgate.eval.data import BIOASQ, PUBMEDQA_A, PUBMEDQA_L, dataset_split
 
-    held = heldout_categories(seed)
+    held = heldout_categories(seed) if held_out is None else sorted(held_out)
+    if any(c not in CATEGORIES for c in held):
+        raise InputError(f"held-out categories must be among {list(CATEGORIES)}, not {held}")
     requests: list[LabelledRequest] = []
     files: list[DataFile] = []
 

@@ -214,13 +214,22 @@ def _table(parts: dict[str, SplitMetrics]) -> list[str]:
     return lines
 
 
+def _held_out(report: RequestSafetyReport) -> str:
+    if report.heldout_categories:
+        return str(report.heldout_categories)
+    return (
+        "none (every category is fitted on its train rows; recall on a kind of harm never "
+        "seen is the leave-one-category-out table below)"
+    )
+
+
 def markdown(report: RequestSafetyReport, stem: str = "request_safety") -> str:
     lines = [
         "# The request-safety classifier on data it was not fitted on",
         "",
         f"Command: `{report.command}` ({report.created}). Artifact: `{report.artifact}`, "
         f"threshold {report.threshold:.4f}, C {report.regularisation_c:g}. MedSafetyBench "
-        f"categories kept out of fitting and choosing: {report.heldout_categories}. Every "
+        f"categories kept out of fitting and choosing: {_held_out(report)}. Every "
         f"figure is recomputed from `{stem}_items.jsonl` (one line per scored request).",
         "",
         "## Test (scored once with the shipped classifier)",

@@ -54,6 +54,17 @@ def fit_request_safety(
             "Default 1 and 2."
         ),
     ] = None,
+    held_out_categories: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=8,
+            help="Whole MedSafetyBench categories (a seeded draw) kept out of fitting and "
+            "choosing, to measure recall on a kind of harm never seen (default 0: the shipped "
+            "classifier learns from all nine; 2 draws categories 4 and 8, as the classifier "
+            "shipped before it did).",
+        ),
+    ] = 0,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -63,11 +74,11 @@ def fit_request_safety(
 ) -> None:
     """Fit the request-safety classifier on MedSafetyBench and benign requests.
 
-    Two MedSafetyBench categories (a seeded draw) and the test part of everything else are never
-    fitted or chosen on; C, the n-gram block's scale and the threshold are chosen on the
-    validation part. Writes a JSON artifact with the weights, the n-gram vocabulary, the
-    threshold and the training provenance (needs the data directory, MEDGATE_DATA_DIR, and
-    scikit-learn).
+    The test part of every source (and, with --held-out-categories N, N whole MedSafetyBench
+    categories) is never fitted or chosen on; C, the n-gram block's scale and the threshold are
+    chosen on the validation part. Writes a JSON artifact with the weights, the n-gram
+    vocabulary, the threshold and the training provenance (needs the data directory,
+    MEDGATE_DATA_DIR, and scikit-learn).
     """
     from medgate.careguard.request_safety import (
         ARTIFACT_FILE,
@@ -80,11 +91,14 @@ def fit_request_safety(
         NGRAM_SCALE_GRID,
         build_corpus,
         fit_request_safety,
+        heldout_categories,
     )
 
     try:
         config = load_config()
-        corpus = build_corpus(config.data_dir)
+        corpus = build_corpus(
+            config.data_dir, held_out=heldout_categories(count=held_out_categories)
+        )
         fitted = fit_request_safety(
             corpus,
             request_encoder(config, encoder, cache=True),
@@ -152,7 +166,8 @@ def register_eval(ev: typer.Typer) -> None:
             config = load_config()
             settings = config.careguard.request_safety
             artifact_path = settings.artifact or ARTIFACT_FILE
-            kind = read_artifact(artifact_path).provenance.encoder_kind
+            provenance = read_artifact(artifact_path).provenance
+            kind = provenance.encoder_kind
             embedder = request_encoder(config, kind, cache=True)
             classifier = RequestSafetyClassifier.load(
                 embedder, artifact_path, threshold=settings.threshold
@@ -165,7 +180,7 @@ def register_eval(ev: typer.Typer) -> None:
             )
             report, items = evaluate_shipped(
                 classifier,
-                build_corpus(config.data_dir),
+                build_corpus(config.data_dir, held_out=provenance.heldout_categories),
                 command=_command(),
                 latency_requests=latency_requests,
                 loco=loco,

@@ -218,6 +218,10 @@ def report_markdown(result: dict[str, Any]) -> str:
             ],
             feature_set_rows(result),
         ),
+        *(
+            f"\nFeature set `{fs}`: {why}."
+            for fs, why in result.get("skipped_feature_sets", {}).items()
+        ),
         "",
         "## The deployed model's standardised coefficients (per standard deviation)",
         "",

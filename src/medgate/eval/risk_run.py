@@ -211,7 +211,10 @@ def run_risk(
     )
     folder = SHIPPED_DIR if ship else fitted_dir(config)
     fitted: list[LoadedRiskModel] = []
+    skipped = {fs: NO_RARITY for fs in feature_sets if _reads_rarity(fs) and not _has_rarity(train)}
     for fs in feature_sets:
+        if fs in skipped:
+            continue
         model = fit_risk_model(
             train, recorded, fs, alpha, delta, alphas, command=command, c_grid=c_grid
         )
@@ -259,6 +262,7 @@ def run_risk(
         },
         "recordings": recordings,
         "models": fitted,
+        "skipped_feature_sets": skipped,
         "default": default,
         "tests": tests,
         "paper_thresholds": {
@@ -269,6 +273,27 @@ def run_risk(
         },
         "command": command,
     }
+
+
+NO_RARITY = (
+    "not fitted: no training item has rarity (the recordings were made without a rarity "
+    "centroid; fitting one now would change the recordings' spec)"
+)
+
+
+def _reads_rarity(feature_set: str) -> bool:
+    from medgate.hrs.features import FEATURE_SETS as NAMES
+    from medgate.hrs.features import RARITY
+
+    return RARITY in NAMES[feature_set]
+
+
+def _has_rarity(train: dict[str, list[RecordedItem]]) -> bool:
+    return any(
+        r.trajectory.iterations and r.trajectory.iterations[0].value("rarity") is not None
+        for records in train.values()
+        for r in records
+    )
 
 
 def _unsaved(model: RiskModel, feature_set: str) -> LoadedRiskModel:

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[3]
 C_FEW = (0.1, 1.0)
 
 
-def _item(i: int, rng: random.Random, gold: str = "yes") -> RecordedItem:
+def _item(i: int, rng: random.Random, gold: str = "yes", rarity: bool = True) -> RecordedItem:
     """A trajectory whose first answer is wrong more often the higher its entropy."""
     entropy = rng.random()
     wrong = rng.random() < entropy
@@ -31,7 +31,7 @@ def _item(i: int, rng: random.Random, gold: str = "yes") -> RecordedItem:
     p = 1 - entropy / 2
     dist = {answer: p, ("yes" if answer == "no" else "no"): 1 - p}
     values = {"entropy": entropy, "perplexity": rng.random(), "ambiguity": rng.random() / 5,
-              "token_length": rng.random(), "rarity": rng.random()}  # fmt: skip
+              "token_length": rng.random(), "rarity": rng.random() if rarity else None}  # fmt: skip
     base = iteration(
         0, run(answer, dist, opening=dict(dist), samples=(answer, answer, "yes")), **values
     )
@@ -155,14 +155,14 @@ def _dataset(tmp_path: Path, name: str, n: int) -> str:
     return f"jsonl:{path}::yes,no"
 
 
-def _record(config: object, dataset: str, split: str, seed: int) -> None:
+def _record(config: object, dataset: str, split: str, seed: int, rarity: bool = True) -> None:
     cfg = config  # a MedgateConfig
     parts = dataset_split(dataset, cfg.data_dir)  # type: ignore[attr-defined]
     runtime = build_runtime(cfg, dataset, parts, split, "retrieval", None, "all")  # type: ignore[arg-type]
     store = TrajectoryStore(store_dir(cfg), runtime.spec)  # type: ignore[arg-type]
     rng = random.Random(seed)
     for item in parts.part(split):
-        rec = _item(0, rng, item.gold).model_copy(update={"item_id": item.id})
+        rec = _item(0, rng, item.gold, rarity).model_copy(update={"item_id": item.id})
         store.append(rec)
 
 
@@ -218,6 +218,27 @@ def test_the_pipeline_runs_on_recorded_items_only(
     assert "2 tables match" in stdout
     table = out / f"risk_{datasets[0].replace('/', '_')}.json"
     assert table.is_file() or any(out.glob("risk_*.json"))
+
+
+def test_a_rarity_feature_set_is_left_out_with_its_reason_when_nothing_has_rarity(
+    tmp_path: Path,
+) -> None:
+    from medgate.eval.risk_report import report_markdown
+
+    config = load_config(cache_dir=tmp_path / "cache", model="fake", data_dir=tmp_path)
+    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": 2})})
+    ds = _dataset(tmp_path, "a", 250)
+    _record(config, ds, "train", 0, rarity=False)
+    _record(config, ds, "test", 1, rarity=False)
+    res = run_risk(
+        config, [ds], 300, 200, ["baseline", "baseline+rarity"], alpha=0.35,
+        recorded_only=True, c_grid=C_FEW,
+    )  # fmt: skip
+    assert [m.model.feature_set for m in res["models"]] == ["baseline"]
+    assert set(res["skipped_feature_sets"]) == {"baseline+rarity"}
+    assert "Feature set `baseline+rarity`: not fitted: no training item has rarity" in (
+        report_markdown(res)
+    )
 
 
 def test_the_recompute_script_catches_a_changed_number(
