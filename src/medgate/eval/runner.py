@@ -382,6 +382,24 @@ class TrajectoryStore(RunLog[RecordedItem]):
         return self.archive
 
 
+def every_round_items(
+    root: Path, spec: RunSpec, archive: Path | None = None
+) -> dict[str, RecordedItem]:
+    """For a recording with rounds only past the gate, the items already recorded with every
+    round under otherwise the same spec: a superset of what it would record (the same baseline,
+    and the rounds of every item rather than of the failing ones), so they are reused instead of
+    recorded again."""
+    if spec.rounds != "ungated":
+        return {}
+    full = spec.model_copy(update={"rounds": "all", "recording_gate": None})
+    stem = f"{full.dataset}-{full.split}-{full.key()}"
+    if not (root / "trajectories" / f"{stem}.jsonl").is_file() and not (
+        archive is not None and (archive / f"{stem}.jsonl.gz").is_file()
+    ):
+        return {}
+    return TrajectoryStore(root, full, archive).load()
+
+
 def _forget_prompts(runtime: Runtime) -> None:
     """Start an item with models that remember no earlier prompt.
 
@@ -515,7 +533,7 @@ def record_split(
     """
     engine = engine or LocalEngine()
     store = TrajectoryStore(root, runtime.spec, archive)
-    done = store.load()
+    done = {**every_round_items(root, runtime.spec, archive), **store.load()}
     todo = [i for i in items if i.id not in done]
     t0 = time.perf_counter()
     bar = Progress(len(items), f"{runtime.spec.dataset}/{runtime.spec.split}")
