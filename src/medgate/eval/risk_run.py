@@ -38,6 +38,8 @@ from medgate.eval.runner import (
     store_dir,
     with_engine_threads,
 )
+from medgate.hrs.features import FEATURE_SETS as FEATURE_NAMES
+from medgate.hrs.features import RARITY
 from medgate.hrs.risk import (
     SHIPPED_DIR,
     LoadedRiskModel,
@@ -282,10 +284,7 @@ NO_RARITY = (
 
 
 def _reads_rarity(feature_set: str) -> bool:
-    from medgate.hrs.features import FEATURE_SETS as NAMES
-    from medgate.hrs.features import RARITY
-
-    return RARITY in NAMES[feature_set]
+    return RARITY in FEATURE_NAMES[feature_set]
 
 
 def _has_rarity(train: dict[str, list[RecordedItem]]) -> bool:
