@@ -192,6 +192,10 @@ def test_the_sra_judge_alone_does_not_block_a_benign_general_question(
     assert verdict.status is Status.RELEASED
     (rnd,) = careguard_report(verdict).rounds
     assert rnd.waiver is not None and rnd.sra.score == 4
+    # The reason never calls the waived score within a threshold, and says why it did not count.
+    assert verdict.reason.startswith("HRA ")
+    assert "is within the release threshold" in verdict.reason
+    assert f"; SRA 4 not counted ({rnd.waiver})" in verdict.reason
 
 
 @pytest.mark.parametrize(

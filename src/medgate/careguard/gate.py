@@ -347,8 +347,7 @@ class CareGuardGate:
                 return (
                     Status.RELEASED if first else Status.REFINED,
                     apply_disclaimer(draft.text),
-                    f"{scores(assessments)} {'is' if len(assessments) == 1 else 'are'} within the "
-                    "release thresholds" + ("" if first else f" after {iteration} refinement(s)"),
+                    release_reason(assessments, iteration, waiver),
                 )
             feedback = list(
                 dict.fromkeys(
@@ -496,6 +495,26 @@ def claims_feedback(flags: list[ClaimFlag]) -> list[str]:
         f'or pharmacist must decide): "{f.sentence}"'
         for f in flags
     ]
+
+
+def release_reason(
+    assessments: Mapping[str, Assessment], refinements: int, waiver: str | None
+) -> str:
+    """'SRA 1 and HRA 2 are within the release thresholds after 1 refinement(s)'; a waived SRA
+    score is named apart, with the waiver, never as within a threshold."""
+    waived = assessments.get(Evaluator.SRA) if waiver else None
+    counted = {n: a for n, a in assessments.items() if waived is None or n != Evaluator.SRA}
+    reason = (
+        f"{scores(counted)} {'is' if len(counted) == 1 else 'are'} within the release "
+        f"threshold{'' if len(counted) == 1 else 's'}"
+        if counted
+        else "the release checks passed"
+    )
+    if refinements:
+        reason += f" after {refinements} refinement(s)"
+    if waived is not None:
+        reason += f"; SRA {waived.score} not counted ({waiver})"
+    return reason
 
 
 def scores(assessments: Mapping[str, Assessment], last: str = " and ") -> str:
