@@ -342,12 +342,17 @@ class TrajectoryStore(RunLog[RecordedItem]):
     """
 
     def __init__(self, root: Path, spec: RunSpec, archive: Path | None = None) -> None:
-        stem = f"{spec.dataset}-{spec.split}-{spec.key()}"
+        stem = self.stem(spec)
         super().__init__(root / "trajectories" / f"{stem}.jsonl", RecordedItem, spec)
         self.spec: RunSpec = spec
         self.archive = archive / f"{stem}.jsonl.gz" if archive is not None else None
         if self.archive is not None and self.archive.is_file():
             self._take_archived(self.archive)
+
+    @staticmethod
+    def stem(spec: RunSpec) -> str:
+        """The recording's file name without suffix: dataset, split and the spec's key."""
+        return f"{spec.dataset}-{spec.split}-{spec.key()}"
 
     def _take_archived(self, archive: Path) -> None:
         have = self.load()
@@ -392,7 +397,7 @@ def every_round_items(
     if spec.rounds != "ungated":
         return {}
     full = spec.model_copy(update={"rounds": "all", "recording_gate": None})
-    stem = f"{full.dataset}-{full.split}-{full.key()}"
+    stem = TrajectoryStore.stem(full)
     if not (root / "trajectories" / f"{stem}.jsonl").is_file() and not (
         archive is not None and (archive / f"{stem}.jsonl.gz").is_file()
     ):
