@@ -387,22 +387,22 @@ class TrajectoryStore(RunLog[RecordedItem]):
         return self.archive
 
 
-def every_round_items(
+def every_round_store(
     root: Path, spec: RunSpec, archive: Path | None = None
-) -> dict[str, RecordedItem]:
-    """For a recording with rounds only past the gate, the items already recorded with every
-    round under otherwise the same spec: a superset of what it would record (the same baseline,
-    and the rounds of every item rather than of the failing ones), so they are reused instead of
-    recorded again."""
+) -> TrajectoryStore | None:
+    """For a recording with rounds only past the gate, the recording with every round under
+    otherwise the same spec, if one exists: its items are a superset of what this one would
+    record (the same baseline, and the rounds of every item rather than of the failing ones),
+    so they are read instead of recorded again."""
     if spec.rounds != "ungated":
-        return {}
+        return None
     full = spec.model_copy(update={"rounds": "all", "recording_gate": None})
     stem = TrajectoryStore.stem(full)
     if not (root / "trajectories" / f"{stem}.jsonl").is_file() and not (
         archive is not None and (archive / f"{stem}.jsonl.gz").is_file()
     ):
-        return {}
-    return TrajectoryStore(root, full, archive).load()
+        return None
+    return TrajectoryStore(root, full, archive)
 
 
 def _forget_prompts(runtime: Runtime) -> None:
@@ -538,7 +538,12 @@ def record_split(
     """
     engine = engine or LocalEngine()
     store = TrajectoryStore(root, runtime.spec, archive)
-    done = {**every_round_items(root, runtime.spec, archive), **store.load()}
+    full = every_round_store(root, runtime.spec, archive)
+    reused = full.load() if full is not None else {}
+    done = {**store.load(), **reused}
+    if full is not None and all(i.id in reused for i in items):
+        # Every item is read from the every-round recording: name it as the run's recording.
+        store = full
     todo = [i for i in items if i.id not in done]
     t0 = time.perf_counter()
     bar = Progress(len(items), f"{runtime.spec.dataset}/{runtime.spec.split}")

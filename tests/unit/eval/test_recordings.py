@@ -16,7 +16,7 @@ from medgate.eval.runner import (
     LocalEngine,
     RunSpec,
     TrajectoryStore,
-    every_round_items,
+    every_round_store,
     model_threads,
     with_engine_threads,
 )
@@ -74,16 +74,18 @@ def test_the_archive_is_byte_identical_for_the_same_items(tmp_path: Path) -> Non
 def test_a_recording_past_the_gate_reuses_the_one_with_every_round(tmp_path: Path) -> None:
     archive = tmp_path / "recordings"
     ungated = _spec().model_copy(update={"rounds": "ungated", "recording_gate": (0.5, 0.4)})
-    assert every_round_items(tmp_path / "cache", ungated, archive) == {}  # nothing recorded yet
+    assert every_round_store(tmp_path / "cache", ungated, archive) is None  # nothing recorded
     full = TrajectoryStore(tmp_path / "machine-a", _spec(), archive)
     full.append(recorded("a", "yes", ("yes", 0.2, 0.1), ("yes", 0.2, 0.1)))
     full.save_archive()
     # Another machine finds them through the archive; the every-round spec itself reuses nothing.
-    assert set(every_round_items(tmp_path / "machine-b", ungated, archive)) == {"a"}
-    assert every_round_items(tmp_path / "machine-b", _spec(), archive) == {}
+    found = every_round_store(tmp_path / "machine-b", ungated, archive)
+    assert found is not None and found.path.name == full.path.name
+    assert set(found.load()) == {"a"}
+    assert every_round_store(tmp_path / "machine-b", _spec(), archive) is None
     # A different spec in anything but the rounds is another recording.
     other = ungated.model_copy(update={"threads": 2})
-    assert every_round_items(tmp_path / "machine-b", other, archive) == {}
+    assert every_round_store(tmp_path / "machine-b", other, archive) is None
 
 
 def test_no_archive_directory_writes_nothing(tmp_path: Path) -> None:

@@ -13,7 +13,13 @@ from medgate.eval.data import dataset_split
 from medgate.eval.risk_eval import ItemLine, headline, read_items, write_items
 from medgate.eval.risk_fit import Recorded, certify, fit_risk_model, is_calibration
 from medgate.eval.risk_run import run_risk, write_item_logs
-from medgate.eval.runner import RecordedItem, TrajectoryStore, build_runtime, store_dir
+from medgate.eval.runner import (
+    RecordedItem,
+    TrajectoryStore,
+    build_runtime,
+    record_split,
+    store_dir,
+)
 from medgate.hrs.decision import Trajectory
 
 from ..risk_helpers import iteration, run
@@ -239,6 +245,19 @@ def test_a_rarity_feature_set_is_left_out_with_its_reason_when_nothing_has_rarit
     assert "Feature set `baseline+rarity`: not fitted: no training item has rarity" in (
         report_markdown(res)
     )
+
+
+def test_eval_hrs_reads_and_names_the_every_round_recording(tmp_path: Path) -> None:
+    config = load_config(cache_dir=tmp_path / "cache", model="fake", data_dir=tmp_path)
+    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": 2})})
+    ds = _dataset(tmp_path, "a", 50)
+    _record(config, ds, "test", 3)  # every round, as `medgate eval risk` records
+    parts = dataset_split(ds, config.data_dir)
+    ungated = build_runtime(config, ds, parts, "test", "retrieval", None, "ungated")
+    records, summary, store = record_split(ungated, parts.test, store_dir(config))
+    assert summary.recorded == 0 and summary.reused == len(parts.test) == len(records)
+    assert store.spec.rounds == "all"  # the run names the recording its items came from
+    assert all(r.rounds_recorded for r in records)
 
 
 def test_the_recompute_script_catches_a_changed_number(
