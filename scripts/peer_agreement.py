@@ -29,12 +29,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from medgate.backends.base import AnswerSlot, DecodeParams
 from medgate.backends.pool import ModelPool
 from medgate.config import load_config
 from medgate.eval.data import dataset_split
 from medgate.eval.metrics import auroc, bootstrap_ci
-from medgate.hrs.prompts import ANSWER_CUE, REASONING_STOPS, answerer_messages
+from medgate.hrs.probe import greedy_params, top_label
+from medgate.hrs.prompts import answerer_messages
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,12 +52,7 @@ def ask(dataset: str, limit: int, peer_spec: str, out: Path) -> None:
     with out.open("a", encoding="utf-8") as fh:
         for n, item in enumerate(todo, 1):
             case = item.case()
-            params = DecodeParams(
-                max_tokens=config.hrs.l_max,
-                min_tokens=config.hrs.min_reasoning_tokens,
-                stop=REASONING_STOPS,
-                answer_slot=AnswerSlot(cue=ANSWER_CUE, labels=case.answer_labels.labels),
-            )
+            params = greedy_params(case, config.hrs)
             t0 = time.perf_counter()
             (run,) = model.complete_batch(answerer_messages(case), [params])
             seconds = time.perf_counter() - t0
@@ -66,7 +61,7 @@ def ask(dataset: str, limit: int, peer_spec: str, out: Path) -> None:
                 "id": item.id,
                 "peer": peer_spec,
                 "peer_sha256": model.fingerprint,
-                "peer_answer": max(dist, key=lambda k: dist[k]) if dist else None,
+                "peer_answer": top_label(dist) if dist else None,
                 "peer_distribution": dist,
                 "seconds": round(seconds, 3),
             }

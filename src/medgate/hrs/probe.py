@@ -27,8 +27,19 @@ def needs_of(signals: Sequence[Signal]) -> frozenset[Need]:
     return out
 
 
-def _top(dist: dict[str, float]) -> str:
+def top_label(dist: dict[str, float]) -> str:
     return max(dist, key=lambda k: dist[k])
+
+
+def greedy_params(case: Case, cfg: HRSConfig) -> DecodeParams:
+    """The greedy answer's decoding: brief reasoning, then the label read at the answer slot
+    (the answerer's, and the second model's with ``hrs.peer_model``)."""
+    return DecodeParams(
+        max_tokens=cfg.l_max,
+        min_tokens=cfg.min_reasoning_tokens,
+        stop=REASONING_STOPS,
+        answer_slot=AnswerSlot(cue=ANSWER_CUE, labels=case.answer_labels.labels),
+    )
 
 
 def probe(
@@ -43,13 +54,7 @@ def probe(
     """Run the answerer once (plus samples, embedding and the second model's answer if
     needed) and record the results."""
     messages = answerer_messages(case, knowledge)
-    slot = AnswerSlot(cue=ANSWER_CUE, labels=case.answer_labels.labels)
-    base = DecodeParams(
-        max_tokens=cfg.l_max,
-        min_tokens=cfg.min_reasoning_tokens,
-        stop=REASONING_STOPS,
-        answer_slot=slot,
-    )
+    base = greedy_params(case, cfg)
     sample_params = (
         [
             base.model_copy(
@@ -69,7 +74,7 @@ def probe(
     if not greedy.label_probs:
         raise ModelError("the answerer gave no distribution at the answer slot")
     run = ModelRun(
-        answer=_top(greedy.label_probs),
+        answer=top_label(greedy.label_probs),
         distribution=greedy.label_probs,
         label_mass=greedy.label_mass,
         opening_distribution=greedy.opening_label_probs,
@@ -86,7 +91,7 @@ def probe(
         if not sample.label_probs:
             raise ModelError("an ambiguity sample gave no distribution at the answer slot")
         run.sample_distributions.append(sample.label_probs)
-        run.sample_answers.append(_top(sample.label_probs))
+        run.sample_answers.append(top_label(sample.label_probs))
         run.generated_tokens += sample.n_tokens
     if Need.PEER in needs and peer is not None:
         # The second model reads exactly the answerer's prompt, greedily, and only its label
@@ -95,7 +100,7 @@ def probe(
         (other,) = peer.complete_batch(messages, [base])
         if not other.label_probs:
             raise ModelError("the second model gave no distribution at the answer slot")
-        run.peer_answer, run.peer_distribution = _top(other.label_probs), other.label_probs
+        run.peer_answer, run.peer_distribution = top_label(other.label_probs), other.label_probs
         timings.append(Timing(stage="peer", seconds=time.perf_counter() - t0))
     if Need.EMBEDDING in needs:
         t0 = time.perf_counter()
