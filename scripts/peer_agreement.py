@@ -15,7 +15,16 @@ one second-model answer costs. One line per item in ``--out`` (resumable: items 
 are not asked again).
 
 Run: MEDGATE_BACKEND__N_THREADS=1 python scripts/peer_agreement.py --dataset pubmedqa-l \
-        --limit 100 --out docs/results/peer_pubmedqa-l.jsonl
+        --limit 200 --out docs/results/peer/pubmedqa-l_test.jsonl
+
+``--split train`` records the second model's answers on training items, and ``--fit`` then
+fits the risk model with them (feature set ``evidence+cross_model``: whether the second model
+disagrees and the probability it gave the first answer) beside the same feature set without
+them, on the same training items, and reports both on every test item that has a second-model
+answer (``docs/results/peer/risk_with_peer.json``). The answers are joined to the recorded
+trajectories by item id: the second model reads only the baseline prompt, so its answer does
+not depend on the recording. Needs ``MEDGATE_RECORDINGS_DIR=docs/results/recordings`` and
+``MEDGATE_BACKEND__N_THREADS=1`` (the recordings' key).
 """
 
 from __future__ import annotations
@@ -28,20 +37,24 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from medgate.backends.pool import ModelPool
 from medgate.config import load_config
 from medgate.eval.data import dataset_split
 from medgate.eval.metrics import auroc, bootstrap_ci
+from medgate.eval.runner import RecordedItem
 from medgate.hrs.probe import greedy_params, top_label
 from medgate.hrs.prompts import answerer_messages
 
 ROOT = Path(__file__).resolve().parents[1]
+PEER_DIR = ROOT / "docs" / "results" / "peer"
 
 
-def ask(dataset: str, limit: int, peer_spec: str, out: Path) -> None:
+def ask(dataset: str, split: str, limit: int, peer_spec: str, out: Path) -> None:
     config = load_config()
-    items = dataset_split(dataset, config.data_dir).test[:limit]
+    parts = dataset_split(dataset, config.data_dir)
+    items = (parts.train if split == "train" else parts.test)[:limit]
     done = (
         {json.loads(line)["id"] for line in out.read_text().splitlines()} if out.exists() else set()
     )
@@ -112,16 +125,115 @@ def summarise(dataset: str, out: Path, items_log: Path) -> dict[str, object]:
     }
 
 
+def peer_answers(dataset: str, split: str) -> dict[str, dict[str, Any]]:
+    path = PEER_DIR / f"{dataset}_{split}.jsonl"
+    if not path.exists():
+        return {}
+    lines = (json.loads(line) for line in path.read_text().splitlines())
+    return {p["id"]: p for p in lines if p["peer_answer"]}
+
+
+def with_peer(
+    records: Sequence[RecordedItem], peers: dict[str, dict[str, Any]]
+) -> list[RecordedItem]:
+    """The records that have a second-model answer, with it set on the first probe's run."""
+    out = []
+    for rec in records:
+        its = rec.trajectory.iterations
+        if not its or rec.item_id not in peers:
+            continue
+        p = peers[rec.item_id]
+        run = its[0].run.model_copy(
+            update={"peer_answer": p["peer_answer"], "peer_distribution": p["peer_distribution"]}
+        )
+        first = its[0].model_copy(update={"run": run})
+        traj = rec.trajectory.model_copy(update={"iterations": [first, *its[1:]]})
+        out.append(rec.model_copy(update={"trajectory": traj}))
+    return out
+
+
+def fit(alpha: float = 0.3, delta: float = 0.1) -> dict[str, Any]:
+    """The risk model with and without the second model's answer, on the same items."""
+    from medgate.eval.risk_eval import item_lines, risk_figures
+    from medgate.eval.risk_fit import Recorded, fit_risk_model
+    from medgate.eval.risk_run import (
+        DATASETS,
+        ORCHESTRATOR,
+        K,
+        _unsaved,
+        paper_config,
+        recorded_items,
+    )
+    from medgate.eval.runner import cached_model, call_cache
+
+    config = load_config()
+    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": K})})
+    train = {}
+    for ds in DATASETS:
+        records = recorded_items(config, ds, "train", 300, recorded_only=True)[0]
+        train[ds] = with_peer(records, peer_answers(ds, "train"))
+    recorded = Recorded(
+        model=config.model,
+        model_fingerprint=cached_model(config.model, config, call_cache(config)).fingerprint,
+        knowledge=ORCHESTRATOR,
+        knowledge_detail="",
+        rounds=K,
+    )
+    models = {
+        fs: _unsaved(fit_risk_model(train, recorded, fs, alpha, delta), fs)
+        for fs in ("evidence", "evidence+cross_model")
+    }
+    paper = paper_config(config)
+    tests: dict[str, Any] = {}
+    for ds in DATASETS:
+        records = recorded_items(config, ds, "test", 200, recorded_only=True)[0]
+        chosen = with_peer(records, peer_answers(ds, "test"))
+        if not chosen:
+            continue
+        tests[ds] = {"items": len(chosen)}
+        for fs, m in models.items():
+            lines = item_lines(ds, chosen, paper, m, m.model.operating_point.threshold)
+            figures = risk_figures(lines, m.model.operating_point.alpha)
+            tests[ds][fs] = figures
+    return {
+        "training_items": {ds: len(r) for ds, r in train.items()},
+        "models": {
+            fs: {
+                "C": m.model.regularisation_c,
+                "cv_auroc": m.model.cv_auroc,
+                "calibration_auroc": m.model.calibration_auroc,
+                "threshold": m.model.operating_point.threshold,
+                "per_dataset": {ds: f.model_dump() for ds, f in m.model.per_dataset.items()},
+                "coefficients": dict(zip(m.model.features, m.model.coef, strict=True)),
+            }
+            for fs, m in models.items()
+        },
+        "tests": tests,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="pubmedqa-l")
+    parser.add_argument("--split", choices=("train", "test"), default="test")
     parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("--peer", default="embedded:qwen2.5-coder-1.5b")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path)
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--fit", action="store_true", help="fit the risk model with the answers")
     args = parser.parse_args()
+    if args.fit:
+        result = fit()
+        text = json.dumps(result, indent=1, default=str)
+        (PEER_DIR / "risk_with_peer.json").write_text(text + "\n")
+        print(text)
+        return 0
+    if args.out is None:
+        parser.error("--out is required unless --fit")
     if not args.summary_only:
-        ask(args.dataset, args.limit, args.peer, args.out)
+        ask(args.dataset, args.split, args.limit, args.peer, args.out)
+    if args.split == "train":
+        return 0  # training answers feed the risk model's fitting; nothing to compare here
     items_log = ROOT / "docs" / "results" / "items" / f"{args.dataset}_test.jsonl.gz"
     summary = summarise(args.dataset, args.out, items_log)
     text = json.dumps(summary, indent=1)

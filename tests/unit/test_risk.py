@@ -247,3 +247,40 @@ def test_a_fresh_gate_decides_with_the_shipped_point_and_says_so(
     configured = build_hrs_gate(mine)
     assert configured.thresholds["risk_threshold"].value == 0.7
     assert configured.thresholds["risk_threshold"].origin.source == "configured"
+
+
+def test_a_model_reading_a_second_models_answer_applies_only_with_one_configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fp = "ab" * 32
+    peer = entropy_model(fp, threshold=0.6).model_copy(
+        update={
+            "feature_set": "evidence+cross_model",
+            "features": ["entropy", "cross_model"],
+            "mean": [0.5, 0.0],
+            "scale": [0.25, 1.0],
+            "coef": [2.0, 1.0],
+            "calibration_auroc": 0.9,
+        }
+    )
+    _ship(monkeypatch, tmp_path / "shipped", entropy_model(fp, threshold=0.3), peer)
+    alone = load_config(cache_dir=tmp_path)
+    assert risk.resolve(alone, fp).model.feature_set == "baseline"  # type: ignore[union-attr]
+    paired = load_config(cache_dir=tmp_path, hrs={"peer_model": "fake:peer"})
+    assert risk.resolve(paired, fp).model.feature_set == "evidence+cross_model"  # type: ignore[union-attr]
+
+
+def test_the_peer_features_read_the_second_models_answer_from_the_run() -> None:
+    base = trajectory()
+    assert features.compute(base, list(features.PEER_FEATURES), 0) == {
+        "cross_model": None,
+        "peer_answer_prob": None,
+    }
+    first = base.iterations[0]
+    run_ = first.run.model_copy(
+        update={"peer_answer": "no", "peer_distribution": {"yes": 0.25, "no": 0.75}}
+    )
+    paired = base.model_copy(update={"iterations": [first.model_copy(update={"run": run_})]})
+    f = features.compute(paired, list(features.PEER_FEATURES), 0)
+    assert f == {"cross_model": 1.0, "peer_answer_prob": 0.25}  # the answer was "yes"
+    assert not features.needs_rounds(features.FEATURE_SETS["evidence+cross_model"])

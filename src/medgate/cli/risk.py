@@ -38,8 +38,8 @@ def register(ev: typer.Typer) -> None:
             list[str] | None,
             typer.Option(
                 "--feature-set",
-                help="Feature sets to fit (default: baseline, rounds, baseline+rarity, "
-                "rounds+rarity).",
+                help="Feature sets to fit (default: baseline, evidence, rounds, "
+                "baseline+rarity, rounds+rarity).",
             ),
         ] = None,
         alpha: Annotated[

@@ -43,6 +43,7 @@ from medgate.eval.runner import (
     record_split,
     store_dir,
     with_engine_threads,
+    with_evidence,
 )
 from medgate.hrs.rarity import RarityCentroid
 
@@ -98,6 +99,7 @@ def record(
     records, summary, store = record_split(
         runtime, items, store_dir(config), engine=engine, archive=config.recordings_dir
     )
+    records = with_evidence(records, items)
     return Recording(
         dataset, split_name, split, items, records, runtime.spec, summary, store, centroid, cache
     )

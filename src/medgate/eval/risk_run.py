@@ -37,6 +37,7 @@ from medgate.eval.runner import (
     existing_centroid,
     store_dir,
     with_engine_threads,
+    with_evidence,
 )
 from medgate.hrs.features import FEATURE_SETS as FEATURE_NAMES
 from medgate.hrs.features import RARITY
@@ -53,9 +54,9 @@ from medgate.hrs.risk import (
 )
 
 DATASETS = ("pubmedqa-l", "bioasq", "pubmedqa-a")
-FEATURE_SETS = ("baseline", "rounds", "baseline+rarity", "rounds+rarity")
+FEATURE_SETS = ("baseline", "evidence", "rounds", "baseline+rarity", "rounds+rarity")
 #: Feature sets a fresh install can compute (rarity needs a centroid of its own questions).
-SHIPPABLE = ("baseline", "rounds")
+SHIPPABLE = ("baseline", "evidence", "rounds")
 ORCHESTRATOR = "retrieval"
 K = 2
 
@@ -84,7 +85,8 @@ def recorded_items(
     runtime = build_runtime(config, dataset, parts, split, ORCHESTRATOR, centroid, "all", cache)
     store = TrajectoryStore(store_dir(config), runtime.spec, config.recordings_dir)
     done = store.load()  # empty when not recorded yet
-    return [done[i.id] for i in items if i.id in done], store.path.name, runtime.spec.orchestrator
+    records = with_evidence([done[i.id] for i in items if i.id in done], items)
+    return records, store.path.name, runtime.spec.orchestrator
 
 
 def _with_rarity(rec: Recording, config: MedgateConfig) -> list[RecordedItem]:

@@ -37,6 +37,7 @@ from medgate.eval.progress import Progress
 from medgate.eval.runlog import RunLog, spec_key
 from medgate.hrs.decision import Trajectory
 from medgate.hrs.decision import passes_gate as gate_passes
+from medgate.hrs.evidence import read_evidence
 from medgate.hrs.gate import HRSGate
 from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
 from medgate.hrs.rarity import RarityCentroid, fit_centroid, load_centroid, save_centroid
@@ -458,6 +459,21 @@ def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:
         cache_misses=cache.stats.misses - before[1],
         recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def with_evidence(records: Sequence[RecordedItem], items: Sequence[EvalItem]) -> list[RecordedItem]:
+    """The records with their case's evidence cues, read from the item's context where the
+    recording predates them: the cues are a function of the context alone, so nothing is run
+    again and a recording made before them scores the same as one made after."""
+    contexts = {item.id: item.context for item in items}
+    out = []
+    for rec in records:
+        traj = rec.trajectory
+        if traj.evidence is None and rec.item_id in contexts:
+            cues = read_evidence(contexts[rec.item_id])
+            rec = rec.model_copy(update={"trajectory": traj.model_copy(update={"evidence": cues})})
+        out.append(rec)
+    return out
 
 
 class Engine(Protocol):

@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 from pydantic import Field
 
 from medgate.config import HRSConfig, RevertRule, SettingOrigin, SuccessRule
+from medgate.hrs.evidence import EvidenceCues
 from medgate.hrs.fitting import ContextFit
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import OrchestratorStep
@@ -66,6 +67,11 @@ class Trajectory(Record):
     stop_detail: str = ""
     final_step: OrchestratorStep | None = Field(
         default=None, description="The ABSTAIN step, when the orchestrator gave up."
+    )
+    evidence: EvidenceCues | None = Field(
+        default=None,
+        description="Negation cues in the case's evidence (medgate.hrs.evidence); None when the "
+        "case has none or the trajectory was recorded before they were read.",
     )
 
 

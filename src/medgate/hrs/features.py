@@ -12,6 +12,10 @@ Two feature sets are named in :data:`FEATURE_SETS`:
 * ``rounds`` adds how the answer and each signal moved over the knowledge rounds. Those rounds
   depend on the knowledge source, so a model fitted on rounds with one source says nothing about
   rounds with another; the risk artifact records the source its round features assume.
+* ``evidence`` adds the negation cues of the case's evidence and of the first reasoning, each
+  also crossed with the predicted label ("yes" against evidence that reports no effect is the
+  contradiction a logistic model cannot form from the two apart), :mod:`medgate.hrs.evidence`.
+  Still one probe per question.
 
 The label distribution is laid out over yes / no / maybe whatever the case's labels are (a
 label a case does not allow has probability 0), so that one model reads PubMedQA's three labels
@@ -24,6 +28,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from medgate.hrs.decision import Iteration, Trajectory
+from medgate.hrs.evidence import NO_EFFECT, EvidenceCues, rate
 
 #: The label layout of the distribution features.
 LABELS = ("yes", "no", "maybe")
@@ -35,6 +40,8 @@ ROUND_SIGNALS = ("entropy", "perplexity", "ambiguity", "token_length")
 RARITY = "rarity"
 #: Whether a second model answered otherwise (the cross_model signal, with hrs.peer_model).
 CROSS_MODEL = "cross_model"
+#: The features that read a second model's answer.
+PEER_FEATURES = (CROSS_MODEL, "peer_answer_prob")
 
 Feature = Callable[[Trajectory, int], float | None]
 """A feature of a trajectory, reading its baseline and at most the given number of rounds."""
@@ -133,6 +140,19 @@ def opening_answer_prob(traj: Trajectory, k: int) -> float | None:
     return None if dist is None else dist.get(base.answer, 0.0)
 
 
+def cross_model(traj: Trajectory, k: int) -> float | None:
+    """1 when the second model's label differs from the first answer (the cross_model
+    signal, read from the run so that it needs no signal configured)."""
+    run = _base(traj).run
+    return None if run.peer_answer is None else float(run.peer_answer != run.answer)
+
+
+def peer_answer_prob(traj: Trajectory, k: int) -> float | None:
+    """Probability the second model gave the first answer's label."""
+    run = _base(traj).run
+    return None if run.peer_distribution is None else run.peer_distribution.get(run.answer, 0.0)
+
+
 def rounds_run(traj: Trajectory, k: int) -> float:
     """Knowledge rounds the trajectory holds (up to k); fewer when the source ran dry."""
     return float(len(_rounds(traj, k)))
@@ -175,10 +195,37 @@ def answer_support_change(traj: Trajectory, k: int) -> float | None:
     return _delta(_answer_support(_base(traj)))(traj, k)
 
 
+def _evidence(read: Callable[[EvidenceCues], float]) -> Feature:
+    return lambda traj, k: None if traj.evidence is None else read(traj.evidence)
+
+
+def reasoning_no_effect(traj: Trajectory, k: int) -> float:
+    """Phrases stating an absent effect per 100 words of the first reasoning."""
+    return rate(NO_EFFECT, _base(traj).run.reasoning)
+
+
+EVIDENCE_CUES: dict[str, Feature] = {
+    "evidence_negation": _evidence(lambda cues: cues.negation),
+    "evidence_no_effect": _evidence(lambda cues: cues.no_effect),
+    "reasoning_no_effect": reasoning_no_effect,
+}
+
+
+def _against(label: str, cue: Feature) -> Feature:
+    """The cue where the first answer is ``label``, else 0."""
+
+    def read(traj: Trajectory, k: int) -> float | None:
+        value = cue(traj, k)
+        return None if value is None else value * float(_base(traj).answer == label)
+
+    return read
+
+
 FEATURES: dict[str, Feature] = {
     **{name: _signal(name) for name in ROUND_SIGNALS},
     RARITY: _signal(RARITY),
-    CROSS_MODEL: _signal(CROSS_MODEL),
+    CROSS_MODEL: cross_model,
+    "peer_answer_prob": peer_answer_prob,
     **{f"p_{label}": _prob(label) for label in LABELS},
     "top_margin": top_margin,
     "label_mass": label_mass,
@@ -198,6 +245,12 @@ FEATURES: dict[str, Feature] = {
     **{f"d_{name}": _delta(_reader(name)) for name in ROUND_SIGNALS},
     "d_label_mass": _delta(lambda it: it.run.label_mass),
     "d_answer_prob": answer_support_change,
+    **EVIDENCE_CUES,
+    **{
+        f"{label}_x_{name}": _against(label, cue)
+        for name, cue in EVIDENCE_CUES.items()
+        for label in ("yes", "no")
+    },
 }
 """Every feature by name."""
 
@@ -227,19 +280,27 @@ ROUNDS = [
     "d_answer_prob",
 ]
 
+EVIDENCE = [
+    *EVIDENCE_CUES,
+    *(f"{label}_x_{name}" for name in EVIDENCE_CUES for label in ("yes", "no")),
+]
+
 FEATURE_SETS: dict[str, list[str]] = {
     "baseline": BASELINE,
+    "evidence": [*BASELINE, *EVIDENCE],
     "baseline+rarity": [*BASELINE, RARITY],
     "rounds": ROUNDS,
     "rounds+rarity": [*ROUNDS, RARITY],
     "baseline+cross_model": [*BASELINE, CROSS_MODEL],
+    "evidence+cross_model": [*BASELINE, *EVIDENCE, *PEER_FEATURES],
 }
 """The named feature sets a risk model can be fitted on."""
 
 
 def needs_rounds(names: Sequence[str]) -> bool:
     """Whether any of the features reads the knowledge rounds."""
-    return any(n not in BASELINE and n not in (RARITY, CROSS_MODEL) for n in names)
+    first_probe = (*BASELINE, *EVIDENCE, RARITY, *PEER_FEATURES)
+    return any(n not in first_probe for n in names)
 
 
 def compute(traj: Trajectory, names: Sequence[str], k: int) -> dict[str, float | None]:

@@ -32,6 +32,7 @@ from medgate.hrs.decision import (
     Trajectory,
     decide,
 )
+from medgate.hrs.evidence import read_evidence
 from medgate.hrs.fitting import probe_within_window
 from medgate.hrs.knowledge import Fact
 from medgate.hrs.orchestrator import (
@@ -130,7 +131,7 @@ class HRSGate:
 
         Never raises: a failure ends the trajectory with :attr:`StopReason.ERROR`.
         """
-        traj = Trajectory()
+        traj = Trajectory(evidence=read_evidence(case.context))
         findings = find_injections({"question": case.question, "context": case.context})
         if findings:
             traj.stopped, traj.stop_detail = StopReason.INJECTION, describe(findings)

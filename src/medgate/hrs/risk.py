@@ -212,6 +212,12 @@ def knowledge_matches(model: RiskModel, knowledge: str) -> bool:
     return model.rounds == 0 or model.knowledge is None or model.knowledge == knowledge
 
 
+def reads_peer(model: RiskModel) -> bool:
+    """Whether the model reads a second model's answer (it applies only with hrs.peer_model;
+    without one its features are never computed and every answer would escalate)."""
+    return any(name in features.PEER_FEATURES for name in model.features)
+
+
 def resolve(config: MedgateConfig, fingerprint: str) -> LoadedRiskModel | None:
     """The risk model the gate applies for the weights ``fingerprint`` (see the module)."""
     knowledge = config.hrs.knowledge
@@ -232,7 +238,12 @@ def resolve(config: MedgateConfig, fingerprint: str) -> LoadedRiskModel | None:
             continue
         paths = sorted(folder.glob(f"{fingerprint[:16]}-*.json"))
         found = [load_risk_model(p, fingerprint) for p in paths]
-        usable = [m for m in found if knowledge_matches(m.model, knowledge)]
+        usable = [
+            m
+            for m in found
+            if knowledge_matches(m.model, knowledge)
+            and (config.hrs.peer_model is not None or not reads_peer(m.model))
+        ]
         if usable:
             return max(usable, key=lambda m: m.model.calibration_auroc or 0.0)
     return None
