@@ -343,10 +343,10 @@ class TrajectoryStore(RunLog[RecordedItem]):
     """
 
     def __init__(self, root: Path, spec: RunSpec, archive: Path | None = None) -> None:
-        stem = self.stem(spec)
-        super().__init__(root / "trajectories" / f"{stem}.jsonl", RecordedItem, spec)
+        log, archived = self.paths(root, spec, archive)
+        super().__init__(log, RecordedItem, spec)
         self.spec: RunSpec = spec
-        self.archive = archive / f"{stem}.jsonl.gz" if archive is not None else None
+        self.archive = archived
         if self.archive is not None and self.archive.is_file():
             self._take_archived(self.archive)
 
@@ -354,6 +354,20 @@ class TrajectoryStore(RunLog[RecordedItem]):
     def stem(spec: RunSpec) -> str:
         """The recording's file name without suffix: dataset, split and the spec's key."""
         return f"{spec.dataset}-{spec.split}-{spec.key()}"
+
+    @classmethod
+    def paths(cls, root: Path, spec: RunSpec, archive: Path | None) -> tuple[Path, Path | None]:
+        """The recording's run log and its archived copy (``None`` without an archive)."""
+        stem = cls.stem(spec)
+        archived = archive / f"{stem}.jsonl.gz" if archive is not None else None
+        return root / "trajectories" / f"{stem}.jsonl", archived
+
+    @classmethod
+    def exists(cls, root: Path, spec: RunSpec, archive: Path | None = None) -> bool:
+        """Whether the recording has been started here or archived, without opening it
+        (opening a store creates its log)."""
+        log, archived = cls.paths(root, spec, archive)
+        return log.is_file() or (archived is not None and archived.is_file())
 
     def _take_archived(self, archive: Path) -> None:
         have = self.load()
@@ -398,12 +412,11 @@ def every_round_store(
     if spec.rounds != "ungated":
         return None
     full = spec.model_copy(update={"rounds": "all", "recording_gate": None})
-    stem = TrajectoryStore.stem(full)
-    if not (root / "trajectories" / f"{stem}.jsonl").is_file() and not (
-        archive is not None and (archive / f"{stem}.jsonl.gz").is_file()
-    ):
-        return None
-    return TrajectoryStore(root, full, archive)
+    return (
+        TrajectoryStore(root, full, archive)
+        if TrajectoryStore.exists(root, full, archive)
+        else None
+    )
 
 
 def _forget_prompts(runtime: Runtime) -> None:
