@@ -67,6 +67,7 @@ def test_without_evidence_the_risk_is_unknown_and_the_answer_escalates() -> None
     decision = decide(trajectory(), RISK, model)
     assert decision is not None and decision.status is Status.ESCALATED
     assert decision.outcome is Outcome.UNRELIABLE and "evidence_negation" in decision.reason
+    assert "came with none" in decision.reason and "--context-file" in decision.reason
 
 
 def test_the_gate_reads_the_cases_evidence_into_its_trajectory() -> None:

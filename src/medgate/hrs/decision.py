@@ -375,13 +375,13 @@ def decide_by_risk(traj: Trajectory, cfg: HRSConfig, risk: RiskScorer | None) ->
     value, missing = risk.score(traj)
     used = ["min_label_mass", "risk_threshold"]
     if value is None:
-        decision = _escalate(
-            Outcome.UNRELIABLE,
-            f"the risk model {risk.id} could not read {', '.join(missing)}, so the answer's "
-            "risk is unknown",
-            0,
-            used,
-        )
+        why = f"the risk model {risk.id} could not read {', '.join(missing)}"
+        if traj.evidence is None and any("evidence" in name for name in missing):
+            why += (
+                " (it reads the case's evidence, and this case came with none: give the "
+                "abstract or passages the question is about, e.g. with --context-file)"
+            )
+        decision = _escalate(Outcome.UNRELIABLE, f"{why}, so the answer's risk is unknown", 0, used)
         return decision.model_copy(update={"risk_model": risk.id, "risk_model_sha256": risk.sha256})
     shown = f"risk of a wrong answer {value:.3f}"
     if value <= cfg.risk_threshold:
