@@ -2,10 +2,11 @@
 
 A feature is a number computed from the rounds the gate recorded, or ``None`` when the run does
 not hold what it needs (a signal that was not computed, a backend that cannot read the opening
-token). ``None`` is never replaced by a guess here: the risk rule escalates an answer whose
-features are incomplete (:mod:`medgate.hrs.risk`).
+token, a case that came without evidence). ``None`` is never replaced by a guess here: the risk
+rule escalates an answer whose features are incomplete (:mod:`medgate.hrs.risk`).
 
-Two feature sets are named in :data:`FEATURE_SETS`:
+The feature sets in :data:`FEATURE_SETS` build on three (``+rarity`` adds rarity, and
+``+cross_model`` a second model's answer, :data:`PEER_FEATURES`):
 
 * ``baseline`` reads the first answer only: one probe per question, whatever supplies
   knowledge afterwards, so it is deployable with any orchestrator.
