@@ -15,7 +15,8 @@ by trying again, a few times at most.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from pydantic import Field
 
@@ -36,6 +37,8 @@ MAX_ATTEMPTS = 4
 MARGIN = 1.1
 #: Marks where sentences of the context were left out.
 GAP = " [...] "
+
+T = TypeVar("T")
 
 
 class ContextFit(Record):
@@ -76,23 +79,17 @@ def select_sentences(context: str, question: str, budget_chars: int) -> tuple[st
     return "".join(parts).strip(), len(sentences), len(kept)
 
 
-def probe_within_window(
-    model: WhiteBoxModel,
-    case: Case,
-    knowledge: Sequence[Fact],
-    cfg: HRSConfig,
-    needs: frozenset[Need],
-    seed_offset: int = 0,
-    peer: WhiteBoxModel | None = None,
-) -> tuple[ModelRun, list[Timing], ContextFit | None]:
-    """:func:`~medgate.hrs.probe.probe`, with the context cut to fit when the prompt overflows.
+def within_window(
+    case: Case, knowledge: Sequence[Fact], attempt: Callable[[Case], T]
+) -> tuple[T, ContextFit | None]:
+    """``attempt(case)``, and on overflow again with the context cut until its prompt fits.
 
-    Raises the last :class:`ContextOverflowError` when even the question without any context does
-    not fit, or the estimate keeps missing.
+    ``attempt`` builds the answerer's prompt from the case and ``knowledge`` and raises
+    :class:`ContextOverflowError` when it does not fit. Raises the last overflow when even the
+    question without any context does not fit, or the estimate keeps missing.
     """
     try:
-        run, timings = probe(model, case, knowledge, cfg, needs, seed_offset, peer)
-        return run, timings, None
+        return attempt(case), None
     except ContextOverflowError as overflow:
         first = overflow
     tried, current = case, first
@@ -107,7 +104,7 @@ def probe_within_window(
         context, total, kept = select_sentences(case.context, case.question, budget)
         tried = case.model_copy(update={"context": context})
         try:
-            run, timings = probe(model, tried, knowledge, cfg, needs, seed_offset, peer)
+            result = attempt(tried)
         except ContextOverflowError as again:
             current = again
             continue
@@ -119,5 +116,21 @@ def probe_within_window(
             prompt_tokens=first.prompt_tokens,
             limit=first.limit,
         )
-        return run, timings, fit
+        return result, fit
     raise current
+
+
+def probe_within_window(
+    model: WhiteBoxModel,
+    case: Case,
+    knowledge: Sequence[Fact],
+    cfg: HRSConfig,
+    needs: frozenset[Need],
+    seed_offset: int = 0,
+    peer: WhiteBoxModel | None = None,
+) -> tuple[ModelRun, list[Timing], ContextFit | None]:
+    """:func:`~medgate.hrs.probe.probe`, with the context cut to fit when the prompt overflows."""
+    (run, timings), fit = within_window(
+        case, knowledge, lambda c: probe(model, c, knowledge, cfg, needs, seed_offset, peer)
+    )
+    return run, timings, fit
