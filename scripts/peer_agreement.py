@@ -21,9 +21,11 @@ Run: MEDGATE_BACKEND__N_THREADS=1 python scripts/peer_agreement.py --dataset pub
 fits the risk model with them (feature set ``evidence+cross_model``: whether the second model
 disagrees and the probability it gave the first answer) beside the same feature set without
 them, on the same training items, and reports both on every test item that has a second-model
-answer (``docs/results/peer/risk_with_peer.json``). The answers are joined to the recorded
-trajectories by item id: the second model reads only the baseline prompt, so its answer does
-not depend on the recording. Needs ``MEDGATE_RECORDINGS_DIR=docs/results/recordings`` and
+answer (``docs/results/peer/risk_with_peer.json``); ``--fit --ship`` also saves the one with
+the second model into the package, bound to both models' weights. The answers are joined to
+the recorded trajectories by item id: the second model reads only the baseline prompt, so its
+answer does not depend on the recording. Needs
+``MEDGATE_RECORDINGS_DIR=docs/results/recordings`` and
 ``MEDGATE_BACKEND__N_THREADS=1`` (the recordings' key).
 """
 
@@ -44,6 +46,8 @@ from medgate.config import load_config
 from medgate.eval.data import dataset_split
 from medgate.eval.metrics import auroc, bootstrap_ci
 from medgate.eval.runner import RecordedItem
+from medgate.hrs.fitting import within_window
+from medgate.hrs.measures import normalised_entropy
 from medgate.hrs.probe import greedy_params, top_label
 from medgate.hrs.prompts import answerer_messages
 
@@ -62,12 +66,17 @@ def ask(dataset: str, split: str, limit: int, peer_spec: str, out: Path) -> None
     if not todo:
         return
     model = ModelPool(config).white_box(peer_spec)
+    hrs = config.hrs
     with out.open("a", encoding="utf-8") as fh:
         for n, item in enumerate(todo, 1):
-            case = item.case()
-            params = greedy_params(case, config.hrs)
             t0 = time.perf_counter()
-            (run,) = model.complete_batch(answerer_messages(case), [params])
+            # A context too long for the window is cut as the probe cuts it (the two models
+            # share a tokenizer), so the second model reads the prompt the answerer read.
+            ((run,), fit) = within_window(
+                item.case(),
+                (),
+                lambda c: model.complete_batch(answerer_messages(c), [greedy_params(c, hrs)]),
+            )
             seconds = time.perf_counter() - t0
             dist = run.label_probs
             line = {
@@ -77,6 +86,7 @@ def ask(dataset: str, split: str, limit: int, peer_spec: str, out: Path) -> None
                 "peer_answer": top_label(dist) if dist else None,
                 "peer_distribution": dist,
                 "seconds": round(seconds, 3),
+                **({"context_cut_to_chars": fit.kept_chars} if fit else {}),
             }
             fh.write(json.dumps(line) + "\n")
             fh.flush()
@@ -91,14 +101,15 @@ def summarise(dataset: str, out: Path, items_log: Path) -> dict[str, object]:
     wrong = [not r["correct"] for r, _ in rows]
     differ = [r["answer"] != p["peer_answer"] for r, p in rows]
     risk = [float(r["risk"]) for r, _ in rows]
+    peer_wrong = [p["peer_answer"] != r["gold"] for r, p in rows]
     combined = [float(d) + k for d, k in zip(differ, risk, strict=True)]  # risk is in [0, 1]
 
-    def area(scores: list[float]) -> dict[str, object]:
+    def area(scores: list[float], of: list[bool] = wrong) -> dict[str, object]:
         def statistic(idx: Sequence[int]) -> float | None:
-            return auroc([scores[i] for i in idx], [wrong[i] for i in idx])
+            return auroc([scores[i] for i in idx], [of[i] for i in idx])
 
         ci = bootstrap_ci(statistic, len(rows))
-        value = auroc(scores, wrong)
+        value = auroc(scores, of)
         return {
             "value": None if value is None else round(value, 3),
             "ci95": None if ci is None else [round(ci[0], 3), round(ci[1], 3)],
@@ -114,13 +125,19 @@ def summarise(dataset: str, out: Path, items_log: Path) -> dict[str, object]:
         "peer": peers[0]["peer"] if peers else None,
         "peer_sha256": peers[0]["peer_sha256"] if peers else None,
         "answerer_accuracy": accuracy([True] * len(rows)),
-        "peer_accuracy": round(sum(p["peer_answer"] == r["gold"] for r, p in rows) / len(rows), 3),
+        "peer_accuracy": round(1 - sum(peer_wrong) / len(rows), 3),
         "agreement": round(1 - sum(differ) / len(rows), 3),
         "answerer_accuracy_where_they_agree": accuracy([not d for d in differ]),
         "answerer_accuracy_where_they_differ": accuracy(differ),
         "auroc_disagreement": area([float(d) for d in differ]),
         "auroc_risk": area(risk),
         "auroc_disagreement_then_risk_unfitted": area(combined),
+        # Each model's own answer-slot entropy as a score for its own wrong answer: the one
+        # signal both runs have, so the two answerers' uncertainty can be compared like for like.
+        "answerer_auroc_entropy": area([float(r["signals"]["entropy"]) for r, _ in rows]),
+        "peer_auroc_entropy": area(
+            [normalised_entropy(p["peer_distribution"]) for _, p in rows], peer_wrong
+        ),
         "peer_seconds_median": round(statistics.median(p["seconds"] for _, p in rows), 2),
     }
 
@@ -152,8 +169,21 @@ def with_peer(
     return out
 
 
-def fit(alpha: float = 0.3, delta: float = 0.1) -> dict[str, Any]:
-    """The risk model with and without the second model's answer, on the same items."""
+def peer_weights(answers: Sequence[dict[str, dict[str, Any]]]) -> tuple[str, str]:
+    """The one second model (spec, sha256) that gave every answer; a mix is refused, since a
+    fitted model is bound to the weights whose agreement rate it learned."""
+    models = {(p["peer"], p["peer_sha256"]) for part in answers for p in part.values()}
+    if len(models) != 1:
+        raise SystemExit(f"the answers come from {len(models)} second models, not one: {models}")
+    return models.pop()
+
+
+def fit(
+    alpha: float = 0.3, delta: float = 0.1, ship: bool = False, command: str = ""
+) -> dict[str, Any]:
+    """The risk model with and without the second model's answer, on the same items; with
+    ``ship``, the one with it is saved into the package, bound to both models' weights (the gate
+    applies it only with that second model as ``hrs.peer_model``)."""
     from medgate.eval.risk_eval import item_lines, risk_figures
     from medgate.eval.risk_fit import Recorded, fit_risk_model
     from medgate.eval.risk_run import (
@@ -165,24 +195,34 @@ def fit(alpha: float = 0.3, delta: float = 0.1) -> dict[str, Any]:
         recorded_items,
     )
     from medgate.eval.runner import cached_model, call_cache
+    from medgate.hrs.risk import SHIPPED_DIR, artifact_name, load_risk_model, save_risk_model
 
     config = load_config()
     config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": K})})
     train = {}
+    answers = {ds: peer_answers(ds, "train") for ds in DATASETS}
+    peer_spec, peer_sha = peer_weights(list(answers.values()))
     for ds in DATASETS:
         records = recorded_items(config, ds, "train", 300, recorded_only=True)[0]
-        train[ds] = with_peer(records, peer_answers(ds, "train"))
+        train[ds] = with_peer(records, answers[ds])
     recorded = Recorded(
         model=config.model,
         model_fingerprint=cached_model(config.model, config, call_cache(config)).fingerprint,
         knowledge=ORCHESTRATOR,
         knowledge_detail="",
         rounds=K,
+        peer_model=peer_spec,
+        peer_fingerprint=peer_sha,
     )
     models = {
-        fs: _unsaved(fit_risk_model(train, recorded, fs, alpha, delta), fs)
+        fs: _unsaved(fit_risk_model(train, recorded, fs, alpha, delta, command=command), fs)
         for fs in ("evidence", "evidence+cross_model")
     }
+    if ship:
+        fs = "evidence+cross_model"
+        path = SHIPPED_DIR / artifact_name(recorded.model_fingerprint, fs)
+        save_risk_model(models[fs].model, path)
+        models[fs] = load_risk_model(path, recorded.model_fingerprint)
     paper = paper_config(config)
     tests: dict[str, Any] = {}
     for ds in DATASETS:
@@ -221,9 +261,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--fit", action="store_true", help="fit the risk model with the answers")
+    parser.add_argument(
+        "--ship", action="store_true", help="with --fit, save the peer model into the package"
+    )
     args = parser.parse_args()
     if args.fit:
-        result = fit()
+        command = "python scripts/peer_agreement.py --fit" + (" --ship" if args.ship else "")
+        result = fit(ship=args.ship, command=command)
         text = json.dumps(result, indent=1, default=str)
         (PEER_DIR / "risk_with_peer.json").write_text(text + "\n")
         print(text)

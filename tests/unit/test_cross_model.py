@@ -45,6 +45,18 @@ def test_the_second_model_reads_the_same_prompt_and_the_signal_says_if_it_agrees
     assert peer.calls and "Does drug X reduce mortality?" in str(peer.calls[0])
 
 
+def test_a_configured_second_model_answers_even_without_the_signal_for_the_risk_model() -> None:
+    peer = _peer(CONFIDENT_NO)
+    cfg = hrs_config(signals=["entropy", "perplexity", "token_length"], peer_model="fake:peer")
+    gate = HRSGate(answerer({}, completion(CONFIDENT)), orchestrator(), cfg, peer=peer)
+    traj = gate.record(CASE)
+    assert "cross_model" not in traj.iterations[0].signals
+    assert features.compute(traj, list(features.PEER_FEATURES), 0) == {
+        "cross_model": 1.0,
+        "peer_answer_prob": CONFIDENT_NO["yes"],  # the second model's probability of "yes"
+    }
+
+
 def test_without_a_second_model_the_signal_is_not_computed_and_never_low() -> None:
     gate = HRSGate(answerer({}, completion(CONFIDENT)), orchestrator(), hrs_config(signals=SIGNALS))
     s = gate.record(CASE).iterations[0].signals["cross_model"]

@@ -249,10 +249,10 @@ def test_a_fresh_gate_decides_with_the_shipped_point_and_says_so(
     assert configured.thresholds["risk_threshold"].origin.source == "configured"
 
 
-def test_a_model_reading_a_second_models_answer_applies_only_with_one_configured(
+def test_a_model_reading_a_second_models_answer_applies_only_with_that_model_configured(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fp = "ab" * 32
+    fp, peer_fp = "ab" * 32, "cd" * 32
     peer = entropy_model(fp, threshold=0.6).model_copy(
         update={
             "feature_set": "evidence+cross_model",
@@ -261,13 +261,25 @@ def test_a_model_reading_a_second_models_answer_applies_only_with_one_configured
             "scale": [0.25, 1.0],
             "coef": [2.0, 1.0],
             "calibration_auroc": 0.9,
+            "peer_model": "fake:peer",
+            "peer_fingerprint": peer_fp,
         }
     )
     _ship(monkeypatch, tmp_path / "shipped", entropy_model(fp, threshold=0.3), peer)
     alone = load_config(cache_dir=tmp_path)
     assert risk.resolve(alone, fp).model.feature_set == "baseline"  # type: ignore[union-attr]
     paired = load_config(cache_dir=tmp_path, hrs={"peer_model": "fake:peer"})
-    assert risk.resolve(paired, fp).model.feature_set == "evidence+cross_model"  # type: ignore[union-attr]
+    chosen = risk.resolve(paired, fp, peer_fp)
+    assert chosen is not None and chosen.model.feature_set == "evidence+cross_model"
+    # Another second model agrees with the answerer at another rate: the fit does not transfer.
+    other = risk.resolve(paired, fp, "ef" * 32)
+    assert other is not None and other.model.feature_set == "baseline"
+    path = tmp_path / "peer.json"
+    risk.save_risk_model(peer, path)
+    named = load_config(cache_dir=tmp_path, hrs={"risk_model": path, "peer_model": "fake:other"})
+    with pytest.raises(ConfigError, match="second model"):
+        risk.resolve(named, fp, "ef" * 32)
+    assert risk.resolve(named, fp, peer_fp) is not None
 
 
 def test_the_peer_features_read_the_second_models_answer_from_the_run() -> None:

@@ -237,6 +237,8 @@ class Recorded:
     knowledge: str
     knowledge_detail: str
     rounds: int
+    peer_model: str | None = None
+    peer_fingerprint: str | None = None
 
 
 def fit_risk_model(
@@ -289,6 +291,8 @@ def fit_risk_model(
         rounds=rounds,
         knowledge=recorded.knowledge if rounds else None,
         knowledge_detail=recorded.knowledge_detail if rounds else "",
+        peer_model=recorded.peer_model if features.reads_peer(names) else None,
+        peer_fingerprint=recorded.peer_fingerprint if features.reads_peer(names) else None,
         mean=fitted.mean.tolist(),
         scale=fitted.scale.tolist(),
         coef=fitted.coef.tolist(),

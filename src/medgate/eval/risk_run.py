@@ -319,7 +319,8 @@ def risk_on_recording(config: MedgateConfig, dataset: str, rec: Recording) -> Ri
     """The risk model the gate would resolve for the recording's answerer, at the threshold the
     gate would use (configured, else its operating point), on every item of ``rec``, beside the
     paper's rule as configured (``medgate eval hrs``)."""
-    risk = resolve(config, rec.spec.model_fingerprint)
+    peer = rec.spec.hrs.get("peer_model")
+    risk = resolve(config, rec.spec.model_fingerprint, peer if isinstance(peer, str) else None)
     if risk is None:
         return RiskOnRecording(None, "no risk model fitted or shipped for this answerer")
     if risk.rounds and rec.spec.rounds != "all":

@@ -24,7 +24,8 @@ def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSG
     pool = pool or ModelPool(config)
     answerer = pool.white_box(config.model, role="answerer")
     hrs, origins = config.hrs, setting_origins(config.hrs)
-    risk = resolve(config, answerer.fingerprint)
+    peer = pool.white_box(hrs.peer_model, role="peer") if hrs.peer_model else None
+    risk = resolve(config, answerer.fingerprint, peer.fingerprint if peer else None)
     if risk is not None:
         hrs, origins = apply_operating_point(hrs, risk, origins)
     path = calibration_path(config, answerer.fingerprint)
@@ -35,5 +36,4 @@ def build_hrs_gate(config: MedgateConfig, pool: ModelPool | None = None) -> HRSG
     if "rarity" in hrs.signals:
         centroid = load_centroid(rarity_artifact_path(config, answerer), answerer)
     orchestrator = build_orchestrator(config, pool)
-    peer = pool.white_box(hrs.peer_model, role="peer") if hrs.peer_model else None
     return HRSGate(answerer, orchestrator, hrs, centroid, origins, risk, peer)

@@ -304,6 +304,11 @@ def needs_rounds(names: Sequence[str]) -> bool:
     return any(n not in first_probe for n in names)
 
 
+def reads_peer(names: Sequence[str]) -> bool:
+    """Whether any of the features reads a second model's answer (``hrs.peer_model``)."""
+    return any(n in PEER_FEATURES for n in names)
+
+
 def compute(traj: Trajectory, names: Sequence[str], k: int) -> dict[str, float | None]:
     """The named features of ``traj`` reading at most ``k`` rounds; every value ``None`` when
     the trajectory has no answer. An unknown name is a ``KeyError``."""

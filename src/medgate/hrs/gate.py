@@ -107,6 +107,10 @@ class HRSGate:
         reuse: Iteration | None,
     ) -> Iteration:
         needs = needs_of(self.signals)
+        if self.peer is not None:
+            # A configured second model is asked whether or not cross_model is a signal: the
+            # risk model fitted with it reads its answer as a feature.
+            needs = needs | {Need.PEER}
         if reuse is not None:
             # The question is never rewritten, so its embedding (rarity) is that of round 0.
             needs = needs - {Need.EMBEDDING}

@@ -15,7 +15,8 @@ Where the gate finds one (:func:`resolve`), first wins:
 3. one shipped in the package (``medgate/hrs/data/risk/``) for this answerer.
 
 Among the candidates of one place, only those whose round features assume the configured
-knowledge source apply (a baseline-only model assumes none); of those, the one with the higher
+knowledge source apply (a baseline-only model assumes none), and those reading a second model's
+answer only when ``hrs.peer_model`` is that model's weights; of those, the one with the higher
 AUROC on its own held-out training items is chosen. Its operating point sets ``hrs.rule`` and
 ``hrs.risk_threshold`` (and the paper's thresholds) wherever the configuration did not set them
 (:func:`medgate.config.overlay`), so an explicitly configured threshold always wins.
@@ -83,6 +84,13 @@ class RiskModel(Record):
     )
     knowledge_detail: str = Field(
         default="", description="The recording's orchestrator, with its corpus or model."
+    )
+    peer_model: str | None = Field(
+        default=None, description="The second model's spec whose answers the peer features read."
+    )
+    peer_fingerprint: str | None = Field(
+        default=None,
+        description="sha256 of that second model's weights; None for a model that reads none.",
     )
     mean: list[float]
     scale: list[float]
@@ -215,11 +223,22 @@ def knowledge_matches(model: RiskModel, knowledge: str) -> bool:
 def reads_peer(model: RiskModel) -> bool:
     """Whether the model reads a second model's answer (it applies only with hrs.peer_model;
     without one its features are never computed and every answer would escalate)."""
-    return any(name in features.PEER_FEATURES for name in model.features)
+    return features.reads_peer(model.features)
 
 
-def resolve(config: MedgateConfig, fingerprint: str) -> LoadedRiskModel | None:
-    """The risk model the gate applies for the weights ``fingerprint`` (see the module)."""
+def peer_matches(model: RiskModel, peer_fingerprint: str | None) -> bool:
+    """Whether the model's peer features were fitted on the configured second model's answers
+    (another model agrees with the answerer at another rate, so its weights would not transfer)."""
+    return not reads_peer(model) or (
+        peer_fingerprint is not None and model.peer_fingerprint == peer_fingerprint
+    )
+
+
+def resolve(
+    config: MedgateConfig, fingerprint: str, peer_fingerprint: str | None = None
+) -> LoadedRiskModel | None:
+    """The risk model the gate applies for the weights ``fingerprint``, with the second model
+    of weights ``peer_fingerprint`` when ``hrs.peer_model`` is set (see the module)."""
     knowledge = config.hrs.knowledge
     if config.hrs.risk_model is not None:
         path = config.hrs.risk_model
@@ -232,6 +251,13 @@ def resolve(config: MedgateConfig, fingerprint: str) -> LoadedRiskModel | None:
                 f"but hrs.knowledge is {knowledge!r}: its round features would not transfer; "
                 "use a baseline-only risk model or that knowledge source"
             )
+        if reads_peer(loaded.model) and not peer_matches(loaded.model, peer_fingerprint):
+            raise ConfigError(
+                f"risk model {path} reads a second model's answers ("
+                f"{loaded.model.peer_model or 'unnamed'}), but hrs.peer_model is "
+                f"{config.hrs.peer_model!r}: set that model as hrs.peer_model or use a risk "
+                "model without peer features"
+            )
         return loaded
     for folder in (fitted_dir(config), SHIPPED_DIR):
         if not folder.is_dir():
@@ -241,8 +267,7 @@ def resolve(config: MedgateConfig, fingerprint: str) -> LoadedRiskModel | None:
         usable = [
             m
             for m in found
-            if knowledge_matches(m.model, knowledge)
-            and (config.hrs.peer_model is not None or not reads_peer(m.model))
+            if knowledge_matches(m.model, knowledge) and peer_matches(m.model, peer_fingerprint)
         ]
         if usable:
             return max(usable, key=lambda m: m.model.calibration_auroc or 0.0)
