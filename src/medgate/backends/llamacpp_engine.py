@@ -104,6 +104,50 @@ class _State:
     done: bool = False
 
 
+def sampling_cdf(pick: FloatArray, temperature: float) -> FloatArray:
+    """Cumulative distribution of ``softmax(pick / temperature)``, normalised as
+    ``Generator.choice`` normalises its ``p`` (so a draw against it picks the same token)."""
+    z = pick / temperature
+    p = np.exp(z - z.max())
+    cdf: FloatArray = (p / p.sum()).cumsum()
+    if not np.isfinite(cdf[-1]) or cdf[-1] <= 0:
+        raise ModelError("the model's next-token distribution is not finite")
+    cdf /= cdf[-1]
+    return cdf
+
+
+def _pick(st: _State, lp: FloatArray, banned: bool) -> FloatArray:
+    """The log-probabilities ``st`` picks its next token from: ``lp`` after the repeat
+    penalty and with forbidden tokens removed (``lp`` itself when neither applies)."""
+    spec = st.spec
+    if spec.repeat_penalty != 1.0 and st.tokens:
+        pick = log_softmax(
+            penalise_repeats(st.logits, st.tokens, spec.repeat_penalty, spec.repeat_last_n)
+        )
+    elif banned:
+        pick = lp.copy()
+    else:
+        return lp
+    if banned:
+        pick[spec.banned] = -np.inf
+    return pick
+
+
+class _StepMemo:
+    """What one decoding step computes once for every continuation sharing a logits row."""
+
+    def __init__(self) -> None:
+        self._lp: dict[int, FloatArray] = {}
+        self.cdfs: dict[tuple[object, ...], FloatArray] = {}
+
+    def log_softmax(self, logits: Logits) -> FloatArray:
+        # Rows are alive for the whole step, so their ids do not repeat within it.
+        lp = self._lp.get(id(logits))
+        if lp is None:
+            lp = self._lp[id(logits)] = log_softmax(logits)
+        return lp
+
+
 class Engine:
     """Owns a llama.cpp context with several sequences and a batch to feed it."""
 
@@ -231,7 +275,8 @@ class Engine:
                 self._lib.llama_memory_seq_rm(self._mem, st.seq, -1, -1)
                 self._lib.llama_memory_seq_cp(self._mem, 0, st.seq, -1, -1)
             while live := [st for st in states if not st.done]:
-                moving = [st for st in live if self._advance(st, vocab)]
+                step = _StepMemo()
+                moving = [st for st in live if self._advance(st, vocab, step)]
                 if base + max(len(st.tokens) for st in states) + 8 >= self.n_ctx:
                     for st in states:
                         st.done = True
@@ -258,29 +303,32 @@ class Engine:
             for st, final in zip(states, finals, strict=True)
         ]
 
-    def _advance(self, st: _State, vocab: Vocabulary) -> bool:
+    def _advance(self, st: _State, vocab: Vocabulary, memo: _StepMemo) -> bool:
         """Pick ``st``'s next token; False when it ends instead (or needs no decode)."""
         spec = st.spec
         if len(st.tokens) >= spec.max_tokens:
             st.done = True
             return False
-        lp = log_softmax(st.logits)
-        if spec.repeat_penalty != 1.0 and st.tokens:
-            penalised = penalise_repeats(
-                st.logits, st.tokens, spec.repeat_penalty, spec.repeat_last_n
-            )
-            pick = log_softmax(penalised)
-        else:
-            pick = lp.copy()
+        lp = memo.log_softmax(st.logits)
         step = len(st.tokens)
-        if step < spec.min_tokens and spec.banned.size:
-            pick[spec.banned] = -np.inf
+        banned = step < spec.min_tokens and spec.banned.size > 0
         if spec.temperature <= 0:
-            tok = int(np.argmax(pick))
+            tok = int(np.argmax(_pick(st, lp, banned)))
         else:
-            z = pick / spec.temperature
-            p = np.exp(z - z.max())
-            tok = int(st.rng.choice(self.n_vocab, p=p / p.sum()))
+            # Continuations that share logits (same tokens so far) and sampling settings share
+            # one distribution; each still draws from its own generator.
+            key: tuple[object, ...] = (
+                id(st.logits),
+                spec.temperature,
+                spec.repeat_penalty,
+                spec.repeat_last_n,
+            )
+            key += (id(spec.banned),) if banned else ()
+            cdf = memo.cdfs.get(key)
+            if cdf is None:
+                cdf = memo.cdfs[key] = sampling_cdf(_pick(st, lp, banned), spec.temperature)
+            # The draw Generator.choice(n, p=...) makes, without re-validating p every step.
+            tok = int(cdf.searchsorted(st.rng.random(), side="right"))
         if vocab.is_end(tok):
             st.done = True
             return False
