@@ -20,10 +20,10 @@ never an operating point. Run: python scripts/operating_frontier.py [--alpha 0.3
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from medgate.eval.risk_eval import read_items
 
 ITEMS = Path(__file__).resolve().parents[1] / "docs" / "results" / "items"
 
@@ -89,12 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     if not logs:
         ap.error(f"no *_test.jsonl.gz item logs in {args.items}")
     for log in logs:
-        with gzip.open(log, "rt") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-        n, wrong = len(rows), sum(1 for r in rows if not r["correct"])
+        rows = read_items(log)
+        n, wrong = len(rows), sum(1 for r in rows if not r.correct)
         deployed = Point(
-            sum(r["escalated"] for r in rows),
-            sum(r["escalated"] and not r["correct"] for r in rows),
+            sum(r.escalated for r in rows),
+            sum(r.escalated and not r.correct for r in rows),
             n,
             wrong,
         )
@@ -102,13 +101,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{log.name.removesuffix('_test.jsonl.gz')}: {n} items, {wrong} wrong ({wrong / n:.1%})"
         )
         print(f"  {'deployed threshold':<30} {deployed.describe()}")
-        measured = frontier([(float(r["risk"]), bool(r["correct"])) for r in rows])
+        # An item without a risk score ranks highest, as risk_figures scores it (fail closed).
+        measured = frontier([(1.0 if r.risk is None else r.risk, r.correct) for r in rows])
         # Distinct scores, wrong answers first: the ideal ranking, one item per step.
         ideal = frontier(
-            [
-                (i / n + (0.0 if r["correct"] else 2.0), bool(r["correct"]))
-                for i, r in enumerate(rows)
-            ]
+            [(i / n + (0.0 if r.correct else 2.0), r.correct) for i, r in enumerate(rows)]
         )
         for name, points in (("risk", measured), ("ideal ranking", ideal)):
             for what, point in (

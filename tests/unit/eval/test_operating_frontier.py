@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 import pytest
 from scripts.operating_frontier import frontier, least, main
+
+from medgate.eval.risk_eval import ItemLine, write_items
 
 
 def test_each_threshold_escalates_the_items_above_it_with_ties_together() -> None:
@@ -28,15 +28,27 @@ def test_the_least_escalation_meeting_both_targets_or_none() -> None:
 def test_the_script_reads_item_logs_and_reports_the_deployed_point(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    def line(i: int, risk: float | None, correct: bool, escalated: bool) -> ItemLine:
+        status = "escalated" if escalated else "released"
+        return ItemLine(
+            id=str(i), dataset="toy", gold="yes", answer="yes" if correct else "no",
+            correct=correct, signals={}, combined=0.5, risk=risk, status=status,
+            escalated=escalated, paper_status=status, paper_escalated=escalated,
+            paper_final=None,
+        )  # fmt: skip
+
     rows = [
-        {"risk": 0.9, "correct": False, "escalated": True},
-        {"risk": 0.4, "correct": True, "escalated": False},
-        {"risk": 0.3, "correct": False, "escalated": False},
-        {"risk": 0.1, "correct": True, "escalated": False},
+        line(0, 0.9, False, True),
+        line(1, 0.4, True, False),
+        line(2, 0.3, False, False),
+        line(3, 0.1, True, False),
+        line(4, None, True, True),  # no risk score: ranked first, as the gate escalates it
     ]
-    with gzip.open(tmp_path / "toy_test.jsonl.gz", "wt") as fh:
-        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    write_items(rows, tmp_path / "toy_test.jsonl.gz")
     assert main(["--items", str(tmp_path), "--alpha", "0.3"]) == 0
     out = capsys.readouterr().out
-    assert "toy: 4 items, 2 wrong (50.0%)" in out
-    assert "deployed threshold             escalate  25.0%  gain  50.0%  lift 2.00" in out
+    assert "toy: 5 items, 2 wrong (40.0%)" in out
+    assert "deployed threshold             escalate  40.0%  gain  50.0%  lift 1.25" in out
+    # Escalating the unscored item and the 0.9 one leaves 1 wrong of 3 released (33% > 30%);
+    # adding 0.4 leaves 1 of 2; only escalating through 0.3 gets the error to 0.
+    assert "risk, error <= 30%             escalate  80.0%  gain 100.0%  lift 1.25" in out
