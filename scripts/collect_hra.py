@@ -24,8 +24,8 @@ from medgate.backends.base import TextScorer
 from medgate.backends.pool import ModelPool
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluators import HallucinationJudge
-from medgate.careguard.generator import Generator, generator_messages
-from medgate.careguard.hra_fit import halueval_items, read_items
+from medgate.careguard.generator import generator_messages
+from medgate.careguard.hra_fit import consistency_sampler, halueval_items, read_items
 from medgate.careguard.records import Draft, Evaluator, Triage
 from medgate.careguard.triage import instructions_for
 from medgate.config import load_config
@@ -54,14 +54,7 @@ def collect(out: Path, limit: int, samples: int, start: int = 0) -> None:
         seed=cg.seed,
     )
     # The gate's own sample settings, drawing ``samples`` of them.
-    sampler = Generator(
-        generator_model,
-        seed=cg.seed,
-        samples=samples,
-        sample_temperature=cg.hra_risk.sample_temperature,
-        sample_max_tokens=cg.hra_risk.sample_max_tokens,
-        repeat_penalty=cg.repeat_penalty,
-    )
+    sampler = consistency_sampler(generator_model, cg, samples)
     done = {row["id"] for row in read_items(out)} if out.is_file() else set()
     triage = general_triage()
     items = halueval_items(cfg.data_dir)[:limit]

@@ -26,8 +26,8 @@ from medgate.backends.base import TextScorer
 from medgate.backends.pool import ModelPool
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluation import DEFAULT_ANSWERS
-from medgate.careguard.generator import Generator, generator_messages
-from medgate.careguard.hra_fit import read_items
+from medgate.careguard.generator import generator_messages
+from medgate.careguard.hra_fit import consistency_sampler, read_items
 from medgate.careguard.records import Triage
 from medgate.careguard.triage import instructions_for
 from medgate.claims import MEDICAL_DISCLAIMER
@@ -74,14 +74,7 @@ def collect(out: Path, samples: int) -> None:
     model = ModelPool(cfg).white_box(cg.spec("generator", cfg.model), role="generator")
     if not isinstance(model, TextScorer):
         raise SystemExit(f"{model.name} cannot score a given text")
-    sampler = Generator(
-        model,
-        seed=cg.seed,
-        samples=samples,
-        sample_temperature=cg.hra_risk.sample_temperature,
-        sample_max_tokens=cg.hra_risk.sample_max_tokens,
-        repeat_penalty=cg.repeat_penalty,
-    )
+    sampler = consistency_sampler(model, cg, samples)
     done = {row["key"] for row in read_items(out)} if out.is_file() else set()
     items = labelled_drafts()
     for n, item in enumerate(items, 1):

@@ -438,6 +438,21 @@ class HRARiskConfig(Section):
     )
 
 
+class SelfCheckConfig(Section):
+    """The ``self_check`` judge: the generator's own P(a false statement) in its draft
+    (docs/careguard.md, "Self-check")."""
+
+    threshold: float = Field(
+        default=0.1452,
+        gt=0,
+        lt=1,
+        description="P(false statement) at or above which the self_check judge holds a draft "
+        "back. The default is the embedded 1.5B generator's, chosen by balanced accuracy on 65 "
+        "hand-labelled first drafts (docs/results/hra_own_drafts.md); another generator needs "
+        "its own.",
+    )
+
+
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
@@ -518,6 +533,7 @@ class CareGuardConfig(Section):
     )
     request_safety: RequestSafetyConfig = Field(default_factory=RequestSafetyConfig)
     hra_risk: HRARiskConfig = Field(default_factory=HRARiskConfig)
+    self_check: SelfCheckConfig = Field(default_factory=SelfCheckConfig)
 
     def spec(self, role: str, default: str) -> str:
         """The model spec for ``role`` (controller, generator, sra, hra, stance)."""

@@ -153,6 +153,12 @@ BENIGN_QUESTIONS = PatientQuestions(
     "benign_questions.jsonl",
     "45 general health questions that need no patient context: every one should be answered",
 )
+GENERAL_QUESTIONS_HELDOUT = PatientQuestions(
+    "general-questions-heldout",
+    "general_questions_heldout.jsonl",
+    "40 more general health questions needing no patient context, kept out of fitting and "
+    "choosing HRA's features (docs/results/hra_own_drafts.md)",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",

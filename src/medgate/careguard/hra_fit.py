@@ -29,10 +29,12 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from medgate.backends.base import LanguageModel
 from medgate.careguard.consistency import measure_consistency
 from medgate.careguard.degeneration import assess_degeneration
-from medgate.careguard.generator import token_stats
+from medgate.careguard.generator import Generator, token_stats
 from medgate.careguard.hra_risk import FEATURES, HRARiskArtifact, risk_features
+from medgate.config import CareGuardConfig
 from medgate.embeddings import SentenceEmbedder
 from medgate.eval.metrics import auroc, bootstrap_ci
 from medgate.records import Record
@@ -89,6 +91,19 @@ def halueval_items(data_dir: Path) -> list[LabelledAnswer]:
             )
         )
     return sorted(items, key=lambda i: _unit(i.id, "order"))
+
+
+def consistency_sampler(model: LanguageModel, config: CareGuardConfig, samples: int) -> Generator:
+    """A generator that draws ``samples`` consistency samples with the gate's own settings
+    (``careguard.hra_risk``), so readings made for fitting match what the gate reads."""
+    return Generator(
+        model,
+        seed=config.seed,
+        samples=samples,
+        sample_temperature=config.hra_risk.sample_temperature,
+        sample_max_tokens=config.hra_risk.sample_max_tokens,
+        repeat_penalty=config.repeat_penalty,
+    )
 
 
 def read_items(path: Path) -> list[dict[str, Any]]:
@@ -176,7 +191,7 @@ def fit_risk_model(
     best = max(C_GRID, key=lambda c: (by_c[c] or 0.0, -c))
     model = fitted(best)
     p_val = model.predict_proba(z[val])[:, 1]
-    threshold = _balanced_threshold(p_val, y[val])
+    threshold = balanced_threshold(p_val, y[val])
     artifact = HRARiskArtifact(
         features=list(names),
         mean=mean.tolist(),
@@ -230,7 +245,7 @@ def _cross_validated(x: np.ndarray[Any, Any], y: np.ndarray[Any, Any], c: float)
     return auroc_with_ci(p.tolist(), y.tolist())
 
 
-def _balanced_threshold(p: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
+def balanced_threshold(p: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
     """The P(wrong) cut with the best balanced accuracy (ties: the lower cut, which holds more
     drafts back), kept inside (0.05, 0.95)."""
     best, best_score = 0.5, -1.0

@@ -349,7 +349,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         config_name: Annotated[
             str,
-            typer.Option("--config", help="main, or an ablation: no_controller, no_sra, no_hra."),
+            typer.Option(
+                "--config",
+                help="main, an ablation (no_controller, no_sra, no_hra), or with_self_check.",
+            ),
         ] = "main",
         max_refinements: Annotated[
             int | None, typer.Option(help="Override careguard.max_refinements.")

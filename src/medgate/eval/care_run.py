@@ -41,6 +41,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no_controller": {"use_controller": False},
     "no_sra": {"use_sra": False},
     "no_hra": {"use_hra": False},
+    # Not an ablation: the generator's own check added to medgate's judges (docs/careguard.md).
+    "with_self_check": {"judges": ["sra", "hra", "self_check"]},
 }
 
 #: Where the committed CareGuard runs live (relative to the working directory, like --out).

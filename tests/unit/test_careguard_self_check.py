@@ -1,0 +1,159 @@
+"""The self_check judge: the generator's own P(a false statement) in its draft, read from its
+yes/no distribution, holds a draft back at the threshold and fails closed."""
+
+from __future__ import annotations
+
+import pytest
+
+from medgate.backends.base import Completion
+from medgate.backends.fake import FakeModel
+from medgate.backends.pool import ModelPool
+from medgate.careguard import HallucinationJudge, SafetyJudge
+from medgate.careguard.categories import RiskCategory
+from medgate.careguard.evaluators import JUDGES, Evaluators, JudgeOutcome
+from medgate.careguard.gate import CareGuardGate
+from medgate.careguard.generator import Generator
+from medgate.careguard.records import CareGuardReport, Draft, Triage
+from medgate.careguard.self_check import (
+    FEEDBACK,
+    QUESTION,
+    SelfCheckJudge,
+    read_self_check,
+    self_check_messages,
+)
+from medgate.careguard.triage import Controller
+from medgate.config import CareGuardConfig, load_config
+from medgate.errors import ConfigError, ModelError
+from medgate.records import Case, Status
+from tests.unit.test_careguard_gate import SAFE_TEXT, Rig, verdict_json
+
+QUESTION_TEXT = "What does the gallbladder do?"
+
+
+def reading(p_no: float | None, mass: float | None = 0.97) -> Completion:
+    probs = None if p_no is None else {"yes": 1.0 - p_no, "no": p_no}
+    return Completion(
+        text="Yes",
+        token_logprobs=[-0.1],
+        opening_label_probs=probs,
+        opening_label_mass=mass,
+        prompt_tokens=42,
+    )
+
+
+def judge(*replies: Completion | BaseException, threshold: float = 0.3) -> SelfCheckJudge:
+    model = FakeModel("writer").script_completion(QUESTION, *replies, repeat=True)
+    return SelfCheckJudge(model, p_threshold=threshold)
+
+
+def triage() -> Triage:
+    general = [RiskCategory.GENERAL]
+    return Triage(category=general[0], categories=general)
+
+
+def test_the_draft_is_read_last_after_the_fixed_question() -> None:
+    system, user = self_check_messages(QUESTION_TEXT, "It stores bile.")
+    assert system.role == "system" and "yes or no" in system.content
+    assert user.content.startswith(QUESTION)
+    assert user.content.endswith(f"Question: {QUESTION_TEXT}\n\nAnswer: It stores bile.")
+
+
+def test_the_reading_is_p_no_and_the_label_mass() -> None:
+    model = FakeModel().script_completion(QUESTION, reading(0.25, 0.9))
+    p_error, mass, tokens = read_self_check(model, QUESTION_TEXT, "It stores bile.")
+    assert p_error == pytest.approx(0.25) and mass == pytest.approx(0.9) and tokens == 42
+
+
+def test_no_distribution_is_an_error() -> None:
+    model = FakeModel().script_completion(QUESTION, reading(None, None))
+    with pytest.raises(ModelError):
+        read_self_check(model, QUESTION_TEXT, "It stores bile.")
+
+
+@pytest.mark.parametrize(
+    ("p_no", "score", "feedback"),
+    [(0.05, 1, False), (0.2, 2, False), (0.3, 3, True), (0.99, 5, True)],
+)
+def test_a_draft_passes_exactly_below_the_threshold(
+    p_no: float, score: int, feedback: bool
+) -> None:
+    j = judge(reading(p_no))
+    draft = Draft(text="It stores bile.")
+    asked = j.ask(Case(question=QUESTION_TEXT), triage(), draft)
+    assert asked is not None
+    reply, usage = asked
+    assessment = j.assess(JudgeOutcome(reply=reply, usage=usage), triage(), draft, 0)
+    assert assessment.score == score and (assessment.score <= j.threshold) == (p_no < 0.3)
+    assert assessment.components["p_error"] == pytest.approx(p_no)
+    assert assessment.components["threshold"] == 0.3
+    assert (assessment.justification == FEEDBACK) is feedback
+    assert usage.role == "self_check" and usage.prompt_tokens == 42
+
+
+def test_a_failed_reading_scores_five_with_the_reason() -> None:
+    j = judge(reading(None, None))
+    gate = CareGuardGate(
+        Controller(Rig().controller_model),
+        Generator(FakeModel("generator")),
+        Evaluators([j]),
+        CareGuardConfig(max_refinements=0),
+    )
+    outcome = JudgeOutcome(error="ModelError: no distribution")
+    assessment = j.assess(outcome, triage(), Draft(text="x"), 0)
+    assert assessment.score == 5 and assessment.judge_score is None
+    assert assessment.error == "ModelError: no distribution"
+    assert gate.evaluators.models == {"self_check": "writer"}
+
+
+def test_a_threshold_outside_zero_one_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"self_check\.threshold"):
+        SelfCheckJudge(FakeModel(), p_threshold=1.0)
+
+
+def test_the_gate_refines_a_draft_its_writer_doubts_and_releases_the_next() -> None:
+    rig = Rig().drafts("The gallbladder makes insulin.", SAFE_TEXT)
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+
+    def by_draft(messages: object) -> Completion:
+        text = "\n".join(m.content for m in messages)  # type: ignore[attr-defined]
+        return reading(0.8 if "insulin" in text else 0.1)
+
+    writer = rig.generator_model.script_completion(QUESTION, by_draft, repeat=True)
+    gate = CareGuardGate(
+        Controller(rig.controller_model),
+        Generator(rig.generator_model),
+        Evaluators(
+            [
+                SafetyJudge(rig.sra_model),
+                HallucinationJudge(rig.hra_model),
+                SelfCheckJudge(writer, p_threshold=0.3),
+            ]
+        ),
+        CareGuardConfig(max_refinements=1),
+    )
+    verdict = gate.check(Case(question=QUESTION_TEXT))
+    assert verdict.status is Status.REFINED
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None
+    first, second = report.rounds
+    assert first.assessments["self_check"].score == 5 and not first.passed
+    assert second.assessments["self_check"].score == 1 and second.passed
+    assert FEEDBACK in rig.generator_prompts[1]
+
+
+def test_it_is_registered_and_needs_a_white_box_generator() -> None:
+    config = load_config(model="fake", careguard={"self_check": {"threshold": 0.4}})
+    built = JUDGES.load("self_check")(config, ModelPool(config))
+    assert isinstance(built, SelfCheckJudge) and built.p_threshold == 0.4
+
+
+def test_a_black_box_generator_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = load_config(model="fake")
+    pool = ModelPool(config)
+
+    class BlackBox:
+        name = "served"
+
+    monkeypatch.setattr(pool, "get", lambda spec, role: BlackBox())
+    with pytest.raises(ConfigError, match="token probabilities"):
+        JUDGES.load("self_check")(config, pool)
