@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from medgate.errors import ModelError
 from medgate.records import Record, Usage
 
 
@@ -187,6 +188,22 @@ class TextScorer(Protocol):
     signals as its own."""
 
     def score_text(self, messages: Sequence[ChatMessage], text: str) -> list[float]: ...
+
+
+def opening_labels(
+    model: WhiteBoxModel, messages: Sequence[ChatMessage], labels: Sequence[str]
+) -> tuple[dict[str, float], float, int]:
+    """A closed reading with no generation: the distribution over ``labels`` at the reply's
+    first token (renormalised), the labels' raw mass and the prompt's tokens. ModelError when
+    the model gave no distribution."""
+    params = DecodeParams(
+        max_tokens=1, answer_slot=AnswerSlot(cue="\nAnswer:", labels=tuple(labels))
+    )
+    (completion,) = model.complete_batch(messages, [params])
+    probs, mass = completion.opening_label_probs, completion.opening_label_mass
+    if not probs or mass is None:
+        raise ModelError(f"the model gave no {'/'.join(labels)} distribution")
+    return dict(probs), float(mass), completion.prompt_tokens
 
 
 def renormalise(probs: Mapping[str, float]) -> dict[str, float]:

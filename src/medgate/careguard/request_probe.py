@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from medgate.backends.base import AnswerSlot, ChatMessage, DecodeParams, WhiteBoxModel
+from medgate.backends.base import ChatMessage, WhiteBoxModel, opening_labels
 from medgate.errors import ModelError
 
 VERDICT_LABELS = ("yes", "no")
@@ -51,15 +51,9 @@ def verdict_messages(request: str) -> list[ChatMessage]:
 
 def verdict_reading(model: WhiteBoxModel, request: str) -> list[float]:
     """[P(yes), log label mass] at the reply's first token; raises ModelError if unreadable."""
-    params = DecodeParams(
-        max_tokens=1, answer_slot=AnswerSlot(cue="\nAnswer:", labels=VERDICT_LABELS)
-    )
-    (completion,) = model.complete_batch(verdict_messages(request), [params])
-    probs, mass = completion.opening_label_probs, completion.opening_label_mass
-    if not probs or mass is None:
-        raise ModelError("the model gave no yes/no distribution for the request")
+    probs, mass, _ = opening_labels(model, verdict_messages(request), VERDICT_LABELS)
     p_yes = float(probs.get("yes", 0.0))
-    values = [p_yes, math.log(max(float(mass), MIN_LABEL_MASS))]
+    values = [p_yes, math.log(max(mass, MIN_LABEL_MASS))]
     if not all(math.isfinite(v) for v in values):
         raise ModelError(f"the request's yes/no reading is not finite: {values}")
     return values

@@ -22,13 +22,13 @@ import time
 
 from pydantic import Field
 
-from medgate.backends.base import AnswerSlot, ChatMessage, DecodeParams, WhiteBoxModel
+from medgate.backends.base import ChatMessage, WhiteBoxModel, opening_labels
 from medgate.backends.pool import ModelPool
 from medgate.careguard.evaluators import JudgeOutcome, JudgeReply
 from medgate.careguard.hra_risk import hra_from_probability
 from medgate.careguard.records import Assessment, Draft, Triage
 from medgate.config import MedgateConfig
-from medgate.errors import ConfigError, ModelError
+from medgate.errors import ConfigError
 from medgate.records import Case, Usage
 
 NAME = "self_check"
@@ -63,12 +63,10 @@ class SelfCheckReading(JudgeReply):
 
 def read_self_check(model: WhiteBoxModel, question: str, answer: str) -> tuple[float, float, int]:
     """``(p_error, label_mass, prompt_tokens)``; ModelError when no distribution was read."""
-    params = DecodeParams(max_tokens=1, answer_slot=AnswerSlot(cue="\nAnswer:", labels=LABELS))
-    (completion,) = model.complete_batch(self_check_messages(question, answer), [params])
-    probs, mass = completion.opening_label_probs, completion.opening_label_mass
-    if not probs or mass is None:
-        raise ModelError("the generator gave no yes/no distribution for its own answer")
-    return float(probs.get("no", 0.0)), float(mass), completion.prompt_tokens
+    probs, mass, prompt_tokens = opening_labels(
+        model, self_check_messages(question, answer), LABELS
+    )
+    return float(probs.get("no", 0.0)), mass, prompt_tokens
 
 
 class SelfCheckJudge:
