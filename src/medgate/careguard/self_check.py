@@ -13,7 +13,8 @@ read of the question and the draft.
 The ``self_check`` judge (registered under ``medgate.judges``; add it to ``careguard.judges``)
 maps ``p_error`` to 1-5 with :func:`medgate.careguard.hra_risk.hra_from_probability`, so a draft
 passes (score <= 2) exactly when ``p_error`` is below ``careguard.self_check.threshold``. A
-reading that fails, or a generator without token probabilities, scores 5: it fails closed.
+reading that fails scores 5: it fails closed. A generator without token probabilities is a
+configuration error when the judge is built.
 """
 
 from __future__ import annotations
