@@ -165,3 +165,21 @@ def test_continuations_with_the_same_tokens_are_decoded_once_and_agree(
     _, s2 = embedded.complete_batch(msgs, [_params(), sample])
     assert s1.text == s2.text
     assert s1.label_probs is not None and s2.label_probs is not None
+
+
+def test_after_forgetting_a_prompt_reads_as_if_it_came_first(
+    embedded: LlamaCppModel, pubmedqa_case: Case
+) -> None:
+    """What a case decides must not depend on the case before it. The same prompt read after
+    another that shares its instructions is decoded from where they part; forgotten, it is read
+    from scratch and gives exactly the first reading's numbers."""
+    msgs = answerer_messages(pubmedqa_case)
+    other = answerer_messages(Case(question="Does regular walking lower blood pressure?"))
+    embedded.forget_prompt()
+    first = embedded.complete(msgs, _params())
+    embedded.complete(other, _params())
+    embedded.forget_prompt()
+    again = embedded.complete(msgs, _params())
+    assert again.text == first.text
+    assert again.token_logprobs == first.token_logprobs
+    assert again.label_probs == first.label_probs

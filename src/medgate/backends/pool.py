@@ -7,6 +7,8 @@ record can say exactly which model (and which weights) played each part.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pydantic import Field
 
 from medgate.backends.base import LanguageModel, WhiteBoxModel
@@ -16,6 +18,22 @@ from medgate.backends.served import ServedAnswerer
 from medgate.config import MedgateConfig
 from medgate.errors import ConfigError
 from medgate.records import Record
+
+
+def forget_prompts(models: Iterable[object]) -> None:
+    """Make each model that keeps prompt state (llama.cpp) read its next prompt from scratch.
+
+    llama.cpp reuses the prefix a prompt shares with the one before it and decodes the rest in
+    batches placed differently from a fresh read, so a prompt's numbers (and, through a greedy
+    token that flips, a whole draft) would depend on what the process was asked before. Called
+    before each case, a case decides the same way whether it is the first of a run, comes after
+    a resume, or follows any other case. Re-reading the shared instructions costs a fraction of
+    a second a case.
+    """
+    for model in models:
+        forget = getattr(model, "forget_prompt", None)
+        if callable(forget):
+            forget()
 
 
 class ModelInfo(Record):
@@ -71,6 +89,10 @@ class ModelPool:
             f"{spec} cannot be the {role or 'answerer'}: the HRS signals need a white-box "
             "backend (llamacpp, embedded, transformers) or an OpenAI-compatible server (openai:)"
         )
+
+    def forget_prompts(self) -> None:
+        """Every loaded model reads its next prompt from scratch (:func:`forget_prompts`)."""
+        forget_prompts([*self._models.values(), *self._served.values()])
 
     def roles(self) -> dict[str, ModelInfo]:
         """Each role asked for so far, and the model serving it."""

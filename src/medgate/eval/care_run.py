@@ -153,6 +153,7 @@ def evaluate_care(
     todo = [i for i in items if i.id not in done]
     run = RunInfo.of("eval", config, pool.roles())
     for k, item in enumerate(todo, 1):
+        pool.forget_prompts()  # a request decides the same way after any other, or a resume
         result = run_item(gate, item, config_name, run)
         log.append(result)
         done[item.id] = result

@@ -126,6 +126,7 @@ def evaluate_gate(
         if item.id in done:
             continue
         events: list[Event] = []
+        pool.forget_prompts()  # an item decides the same way after any other, or a resume
         t0 = time.perf_counter()
         verdict = gate.check(item.case(), events.append)
         record = CaseRecord.of(verdict, events, run)

@@ -28,6 +28,7 @@ from typing import Literal, Protocol
 from pydantic import Field
 
 from medgate.backends.embedded import EMBEDDED_MODELS
+from medgate.backends.pool import forget_prompts
 from medgate.backends.registry import create_model, split_spec
 from medgate.config import HRSConfig, MedgateConfig
 from medgate.errors import ConfigError, RecordingError
@@ -420,20 +421,11 @@ def every_round_store(
 
 
 def _forget_prompts(runtime: Runtime) -> None:
-    """Start an item with models that remember no earlier prompt.
-
-    llama.cpp reuses the prefix an item's prompt shares with the previous item's, and decodes
-    the rest in batches placed differently from a fresh read: the item's numbers (and, through
-    a greedy token that flips, its reasoning) would depend on which item the same process
-    recorded before it. Forgotten, an item records the same values whether it is recorded
-    first or later, by this process or by a Ray actor, or after a resume. Re-reading the shared
-    prefix (the instructions) costs a fraction of a second an item.
-    """
+    """Start an item with models that remember no earlier prompt (:func:`forget_prompts`), so an
+    item records the same values whether it is recorded first or later, by this process or by
+    a Ray actor, or after a resume."""
     gate = runtime.gate
-    for model in (gate.answerer, gate.peer, getattr(gate.orchestrator, "model", None)):
-        forget = getattr(model, "forget_prompt", None)
-        if callable(forget):
-            forget()
+    forget_prompts((gate.answerer, gate.peer, getattr(gate.orchestrator, "model", None)))
 
 
 def record_item(runtime: Runtime, item: EvalItem) -> RecordedItem:

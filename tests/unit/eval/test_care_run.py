@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from medgate.backends.pool import ModelPool, forget_prompts
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluation import ItemResult, metrics
 from medgate.config import MedgateConfig, load_config
@@ -78,6 +79,38 @@ def test_a_run_logs_each_request_once_and_resumes(tmp_path: Path) -> None:
     lines = log.path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 5
     assert log.manifest.is_file()
+
+
+def test_each_request_starts_with_models_that_remember_no_earlier_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = fake_config(tmp_path)
+    pool = ModelPool(config)
+    steps: list[str] = []
+    monkeypatch.setattr(pool, "forget_prompts", lambda: steps.append("forget"))
+    evaluate_care(
+        config,
+        "patient-questions",
+        limit=2,
+        runs=tmp_path / "runs",
+        pool=pool,
+        on_item=lambda r, k, n: steps.append(r.id),
+    )
+    assert steps[0::2] == ["forget", "forget"] and len(steps) == 4
+
+
+def test_forgetting_reaches_every_model_that_keeps_prompt_state() -> None:
+    forgot: list[str] = []
+
+    class Keeps:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def forget_prompt(self) -> None:
+            forgot.append(self.name)
+
+    forget_prompts([Keeps("a"), None, object(), Keeps("b")])
+    assert forgot == ["a", "b"]
 
 
 def test_resuming_under_other_settings_is_refused_and_ablations_are_their_own_runs(
