@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from medgate.backends.base import LanguageModel, WhiteBoxModel
+from medgate.backends.pool import forget_prompts
 from medgate.backends.structured import ReplyFormatError
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.datasets import CareItem
@@ -415,6 +416,7 @@ def evaluate_model(
                     )
     todo = [(item_id, call) for item_id, call in plan if item_id not in done]
     for k, (item_id, call) in enumerate(todo, 1):
+        forget_prompts([model])  # a call reads the same after any other, or a resume
         record = call()
         log.append(record)
         done[item_id] = record
