@@ -159,6 +159,12 @@ GENERAL_QUESTIONS_HELDOUT = PatientQuestions(
     "40 more general health questions needing no patient context, kept out of fitting and "
     "choosing HRA's features (docs/results/hra_own_drafts.md)",
 )
+GENERAL_QUESTIONS_HELDOUT_2 = PatientQuestions(
+    "general-questions-heldout-2",
+    "general_questions_heldout_2.jsonl",
+    "40 more general health questions needing no patient context, written to compare "
+    "CareGuard's judges end to end on questions never used to choose anything",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",
