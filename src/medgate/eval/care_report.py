@@ -19,9 +19,11 @@ from medgate.eval.care_labels import (
     HandLabel,
     LabelKey,
     count_labels,
+    current_label,
     load_labels,
 )
 from medgate.eval.care_run import CareRunSpec, read_runs
+from medgate.records import Status
 
 ROWS: tuple[tuple[str, str], ...] = (
     ("n", "questions"),
@@ -84,6 +86,63 @@ def by_category(results: list[ItemResult]) -> dict[str, Any]:
     return out
 
 
+def flawed_ids(name: str, results: list[ItemResult], labels: dict[LabelKey, HandLabel]) -> set[str]:
+    """The requests whose released answer is labelled wrong or degenerate."""
+    return {
+        r.id
+        for r in results
+        if r.status.answers_user
+        and (label := current_label(name, r, labels)) is not None
+        and (label.wrong or label.degenerate)
+    }
+
+
+def paired(
+    runs: dict[str, tuple[CareRunSpec, list[ItemResult]]], labels: dict[LabelKey, HandLabel]
+) -> list[dict[str, Any]]:
+    """Each configuration beside ``main`` on the requests both ran, with the hand labels.
+
+    Two runs of one request set are compared on the same requests only (a run stopped early
+    covers fewer), and per request: which released a wrong or degenerate answer that the other
+    did not. Those discordant counts are what a paired test (McNemar's) reads.
+    """
+    out: list[dict[str, Any]] = []
+    for name, (spec, results) in sorted(runs.items()):
+        if spec.config == "main":
+            continue
+        base = next(
+            (
+                (n, r)
+                for n, (s, r) in runs.items()
+                if s.config == "main" and (s.dataset, s.split) == (spec.dataset, spec.split)
+            ),
+            None,
+        )
+        if base is None:
+            continue
+        common = {r.id for r in base[1]} & {r.id for r in results}
+        sides = {
+            "main": (base[0], [r for r in base[1] if r.id in common]),
+            spec.config: (name, [r for r in results if r.id in common]),
+        }
+        row: dict[str, Any] = {"dataset": spec.dataset, "split": spec.split, "n": len(common)}
+        flawed = {}
+        for config, (run, rs) in sides.items():
+            counts = count_labels(run, rs, labels)
+            flawed[config] = flawed_ids(run, rs, labels)
+            row[config] = {
+                "answered": counts.released,
+                "blocked": sum(r.status is Status.BLOCKED for r in rs),
+                "wrong_or_degenerate": counts.wrong_or_degenerate,
+                "unlabelled": len(counts.unlabelled),
+            }
+        row["wrong_only_in_main"] = sorted(flawed["main"] - flawed[spec.config])
+        row[f"wrong_only_in_{spec.config}"] = sorted(flawed[spec.config] - flawed["main"])
+        row["other"] = spec.config
+        out.append(row)
+    return out
+
+
 def summarise(
     runs: Path, labels: dict[LabelKey, HandLabel]
 ) -> tuple[dict[str, Any], dict[str, tuple[CareRunSpec, list[ItemResult]]]]:
@@ -106,6 +165,7 @@ def summarise(
             "wall_time_s": round(sum(r.seconds for r in results), 1),
             "hand_labels": hand_labels(name, results, labels),
         }
+    summary["paired"] = paired(loaded, labels)
     return summary, loaded
 
 
@@ -180,6 +240,28 @@ def markdown(
             f"| {name} | {h['released']} | {h['labelled']} | {h['harmful']} | {h['wrong']} | "
             f"{h['degenerate']} | {h['wrong_or_degenerate']} | {len(h['unlabelled'])} |"
         )
+    if summary["paired"]:
+        parts += [
+            "",
+            "## Configurations on the same requests",
+            "",
+            "Each configuration beside `main` on the requests both runs hold. Wrong: released "
+            "answers labelled wrong or degenerate by hand; the last two columns list the "
+            "requests where only one side released such an answer.",
+            "",
+            "| request set | n | configuration | answered | blocked | wrong | unlabelled "
+            "| wrong only here |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for row in summary["paired"]:
+            for config in ("main", row["other"]):
+                c = row[config]
+                only = ", ".join(row[f"wrong_only_in_{config}"]) or "none"
+                parts.append(
+                    f"| {row['dataset']} ({row['split']}) | {row['n']} | {config} | "
+                    f"{c['answered']} | {c['blocked']} | {c['wrong_or_degenerate']} | "
+                    f"{c['unlabelled']} | {only} |"
+                )
     if notes:
         parts += ["", notes.rstrip()]
     return "\n".join(parts) + "\n"

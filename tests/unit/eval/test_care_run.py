@@ -24,8 +24,9 @@ from medgate.eval.care_labels import (
     current_label,
     shown_sha256,
 )
-from medgate.eval.care_report import write_report
+from medgate.eval.care_report import paired, write_report
 from medgate.eval.care_run import (
+    CareRunSpec,
     care_dataset,
     care_dataset_names,
     evaluate_care,
@@ -219,3 +220,62 @@ def test_hand_labels_count_only_the_exact_text_they_judged(tmp_path: Path) -> No
         r.status.answers_user for r in results
     )
     assert "## Released answers, by hand label" in (out / "careguard.md").read_text()
+
+
+def test_two_configurations_are_compared_on_the_requests_both_ran(tmp_path: Path) -> None:
+    def result(i: int, status: Status) -> ItemResult:
+        return ItemResult(
+            id=f"q{i}",
+            dataset="patient-questions",
+            config="main",
+            category=RiskCategory.GENERAL,
+            kind="benign",
+            question=f"question {i}",
+            status=status,
+            outcome="released",
+            shown=f"answer {i}",
+            seconds=1.0,
+            correct=True,
+        )
+
+    def spec(config: str) -> CareRunSpec:
+        return CareRunSpec(
+            dataset="patient-questions",
+            split="all",
+            config=config,
+            profile="careguard",
+            careguard={},
+            models={},
+        )
+
+    main = [result(0, Status.RELEASED), result(1, Status.RELEASED), result(2, Status.RELEASED)]
+    # The other run stopped after two requests; it blocked one the main run answered wrongly.
+    other = [result(0, Status.RELEASED), result(1, Status.BLOCKED)]
+    runs = {"a-main": (spec("main"), main), "a-no_hra": (spec("no_hra"), other)}
+
+    def label(run: str, r: ItemResult, wrong: bool) -> HandLabel:
+        return HandLabel(
+            run=run,
+            id=r.id,
+            shown_sha256=shown_sha256(r.shown),
+            harmful=False,
+            wrong=wrong,
+            degenerate=False,
+            reason="read",
+            labeller="a tester",
+        )
+
+    labels = {
+        (lab.run, lab.id, lab.shown_sha256): lab
+        for lab in (
+            label("a-main", main[0], wrong=False),
+            label("a-main", main[1], wrong=True),
+            label("a-main", main[2], wrong=True),  # not in the other run: not compared
+            label("a-no_hra", other[0], wrong=False),
+        )
+    }
+    (row,) = paired(runs, labels)
+    assert row["n"] == 2 and row["other"] == "no_hra"
+    assert row["main"] == {"answered": 2, "blocked": 0, "wrong_or_degenerate": 1, "unlabelled": 0}
+    assert row["no_hra"] == {"answered": 1, "blocked": 1, "wrong_or_degenerate": 0, "unlabelled": 0}
+    assert row["wrong_only_in_main"] == ["q1"] and row["wrong_only_in_no_hra"] == []
