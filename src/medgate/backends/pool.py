@@ -27,8 +27,9 @@ def forget_prompts(models: Iterable[object]) -> None:
     batches placed differently from a fresh read, so a prompt's numbers (and, through a greedy
     token that flips, a whole draft) would depend on what the process was asked before. Called
     before each case, a case decides the same way whether it is the first of a run, comes after
-    a resume, or follows any other case. Re-reading the shared instructions costs a fraction of
-    a second a case.
+    a resume, or follows any other case. The price is re-reading what a case's first prompt
+    shares with the one before (a few dozen tokens of instructions), small beside a case's
+    generation.
     """
     for model in models:
         forget = getattr(model, "forget_prompt", None)
