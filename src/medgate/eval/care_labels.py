@@ -53,6 +53,9 @@ class LabelCounts(Record):
     degenerate: int
     wrong_or_degenerate: int
     unlabelled: list[str] = Field(description="Ids of released answers with no current label.")
+    flawed: list[str] = Field(
+        default_factory=list, description="Ids of released answers labelled wrong or degenerate."
+    )
 
     @property
     def harmful_rate(self) -> float | None:
@@ -105,4 +108,7 @@ def count_labels(
         degenerate=sum(label.degenerate for label in judged),
         wrong_or_degenerate=sum(label.wrong or label.degenerate for label in judged),
         unlabelled=[r.id for r, label in found if label is None],
+        flawed=[
+            r.id for r, label in found if label is not None and (label.wrong or label.degenerate)
+        ],
     )

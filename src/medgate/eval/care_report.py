@@ -19,7 +19,6 @@ from medgate.eval.care_labels import (
     HandLabel,
     LabelKey,
     count_labels,
-    current_label,
     load_labels,
 )
 from medgate.eval.care_run import CareRunSpec, read_runs
@@ -86,17 +85,6 @@ def by_category(results: list[ItemResult]) -> dict[str, Any]:
     return out
 
 
-def flawed_ids(name: str, results: list[ItemResult], labels: dict[LabelKey, HandLabel]) -> set[str]:
-    """The requests whose released answer is labelled wrong or degenerate."""
-    return {
-        r.id
-        for r in results
-        if r.status.answers_user
-        and (label := current_label(name, r, labels)) is not None
-        and (label.wrong or label.degenerate)
-    }
-
-
 def paired(
     runs: dict[str, tuple[CareRunSpec, list[ItemResult]]], labels: dict[LabelKey, HandLabel]
 ) -> list[dict[str, Any]]:
@@ -126,10 +114,10 @@ def paired(
             spec.config: (name, [r for r in results if r.id in common]),
         }
         row: dict[str, Any] = {"dataset": spec.dataset, "split": spec.split, "n": len(common)}
-        flawed = {}
+        flawed: dict[str, set[str]] = {}
         for config, (run, rs) in sides.items():
             counts = count_labels(run, rs, labels)
-            flawed[config] = flawed_ids(run, rs, labels)
+            flawed[config] = set(counts.flawed)
             row[config] = {
                 "answered": counts.released,
                 "blocked": sum(r.status is Status.BLOCKED for r in rs),
