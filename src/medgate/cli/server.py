@@ -12,6 +12,8 @@ from medgate.config import MedgateConfig, load_config
 from medgate.errors import InputError, MedgateError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from medgate.case_record import RunInfo
     from medgate.events import Gate
     from medgate.store import AuditReport
@@ -54,16 +56,17 @@ def _verify(database_url: str | None, anchors_file: Path | None) -> AuditReport:
         raise fail(exc) from exc
 
 
-def _service_gate(config: MedgateConfig) -> tuple[Gate, RunInfo]:
-    """The configured profile, with the models behind its roles named for each record. Imported
-    only now: the model stack is heavy and the other commands do not need it."""
+def _service_gate(config: MedgateConfig) -> tuple[Gate, RunInfo, Callable[[], None]]:
+    """The configured profile, with the models behind its roles named for each record, and how
+    its models forget their cached prompts. Imported only now: the model stack is heavy and the
+    other commands do not need it."""
     from medgate.backends.pool import ModelPool
     from medgate.case_record import RunInfo
     from medgate.pipeline import build_gate
 
     pool = ModelPool(config)
     built = build_gate(config, pool)
-    return built, RunInfo.of("serve", config, pool.roles())
+    return built, RunInfo.of("serve", config, pool.roles()), pool.forget_prompts
 
 
 def register(app: typer.Typer) -> None:
@@ -101,8 +104,8 @@ def register(app: typer.Typer) -> None:
         try:
             config = _config(database_url, server=server or None, profile=profile)
             store = Store.open(config)
-            gate, run = _service_gate(config)
-            service = create_app(gate, config=config, store=store, run=run)
+            gate, run, fresh = _service_gate(config)
+            service = create_app(gate, config=config, store=store, run=run, fresh=fresh)
         except MedgateError as exc:
             raise fail(exc) from exc
         uvicorn.run(service, host=config.server.host, port=config.server.port)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -91,10 +91,12 @@ def create_app(
     config: MedgateConfig | None = None,
     store: Store | None = None,
     run: RunInfo | None = None,
+    fresh: Callable[[], None] | None = None,
 ) -> FastAPI:
     """Build the service around ``gate``. ``store`` defaults to the one the config names;
     ``run`` (how the gate was assembled, recorded with each verdict) to the config's profile
-    with no models named."""
+    with no models named; ``fresh`` (the gate's models forgetting their cached prompts) is
+    called before a check that runs alone (:class:`~medgate.server.runner.GateRunner`)."""
     config = config or MedgateConfig()
     owns_store = store is None
     store = store or Store.open(config)
@@ -105,6 +107,7 @@ def create_app(
             gate,
             timeout_s=config.server.gate_timeout_s,
             max_concurrent=config.server.max_concurrent_checks,
+            fresh=fresh,
         ),
         limiter=RateLimiter(config.server.rate_per_minute, config.server.rate_burst),
         metrics=Metrics(),

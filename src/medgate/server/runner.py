@@ -79,9 +79,23 @@ class SlotLease:
 class GateRunner:
     """Runs ``gate.check`` off the event loop, at most ``max_concurrent`` at a time."""
 
-    def __init__(self, gate: Gate, *, timeout_s: float, max_concurrent: int) -> None:
+    def __init__(
+        self,
+        gate: Gate,
+        *,
+        timeout_s: float,
+        max_concurrent: int,
+        fresh: Callable[[], None] | None = None,
+    ) -> None:
         self.gate = gate
         self.timeout_s = timeout_s
+        # Called before a check that starts while no other is running (a timed-out check still
+        # inside the gate counts as running): such a case decides as if it were the process's
+        # first (medgate.backends.pool.forget_prompts). Checks that overlap interleave their
+        # model calls, and forgetting would only slow them down.
+        self._fresh = fresh
+        self._running = 0
+        self._running_lock = threading.Lock()
         # A threading semaphore, not an asyncio one: it is taken in the worker thread and so is
         # not bound to any one event loop. Time spent waiting for a slot counts towards the
         # timeout, so an overloaded service escalates rather than keeping callers forever.
@@ -106,11 +120,18 @@ class GateRunner:
         def work() -> None:
             if not lease.take():
                 return
+            with self._running_lock:
+                self._running += 1
+                alone = self._running == 1
             try:
+                if alone and self._fresh is not None:
+                    self._fresh()
                 result: Verdict | BaseException = self.gate.check(case, sink)
             except BaseException as exc:  # fail closed on anything, even SystemExit
                 result = exc
             finally:
+                with self._running_lock:
+                    self._running -= 1
                 lease.give_back()
             _call_soon(loop, _settle, settled, result)
 

@@ -104,3 +104,27 @@ def test_a_case_decided_while_waiting_does_not_keep_the_slot() -> None:
     lease.give_back()  # timed out before a slot came free
     assert not lease.take()  # takes the slot, sees the case is over, gives it back
     assert slots.acquire(blocking=False)
+
+
+def test_a_check_that_runs_alone_starts_with_models_that_remember_no_earlier_prompt(
+    answerer: HangingAnswerer,
+) -> None:
+    gate = HRSGate(answerer.model, ModelOrchestrator(FakeModel("orch")), hrs_config())
+    forgot: list[str] = []
+    runner = GateRunner(gate, timeout_s=0.5, max_concurrent=2, fresh=lambda: forgot.append("x"))
+
+    async def scenario() -> None:
+        await runner.run(closed("Is aspirin an antiplatelet drug?"))
+        assert forgot == ["x"]  # alone: forgotten first
+        await runner.run(closed("Does it hang?"))  # times out; its thread is still in the gate
+        assert forgot == ["x", "x"]
+        await runner.run(closed("Is aspirin an antiplatelet drug?"))
+        # A check still running beside it: forgetting would only slow that one down.
+        assert forgot == ["x", "x"]
+        answerer.release.set()
+        while any(t.name == "medgate-gate" for t in threading.enumerate()):
+            await asyncio.sleep(0.05)
+        await runner.run(closed("Is aspirin an antiplatelet drug?"))
+        assert forgot == ["x", "x", "x"]
+
+    asyncio.run(scenario())
