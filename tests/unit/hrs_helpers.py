@@ -25,6 +25,22 @@ def completion(dist: dict[str, float], logprobs: list[float] | None = None) -> C
     )
 
 
+def opening_reading(
+    probs: dict[str, float] | None, mass: float | None, *, text: str = "Yes", **fields: object
+) -> Completion:
+    """A prompt read for a closed yes/no reply: the label distribution at the reply's first
+    token (what :func:`medgate.backends.base.opening_labels` reads), or none."""
+    return Completion.model_validate(
+        {
+            "text": text,
+            "token_logprobs": [-0.1],
+            "opening_label_probs": probs,
+            "opening_label_mass": mass,
+            **fields,
+        }
+    )
+
+
 def continue_reply(*facts: str) -> str:
     return json.dumps({"action": "CONTINUE", "facts": list(facts), "rationale": "add facts"})
 

@@ -25,6 +25,7 @@ from medgate.careguard.triage import Controller
 from medgate.config import CareGuardConfig, load_config
 from medgate.errors import ConfigError, ModelError
 from medgate.records import Case, Status
+from tests.unit.hrs_helpers import opening_reading
 from tests.unit.test_careguard_gate import SAFE_TEXT, Rig, verdict_json
 
 QUESTION_TEXT = "What does the gallbladder do?"
@@ -32,13 +33,7 @@ QUESTION_TEXT = "What does the gallbladder do?"
 
 def reading(p_no: float | None, mass: float | None = 0.97) -> Completion:
     probs = None if p_no is None else {"yes": 1.0 - p_no, "no": p_no}
-    return Completion(
-        text="Yes",
-        token_logprobs=[-0.1],
-        opening_label_probs=probs,
-        opening_label_mass=mass,
-        prompt_tokens=42,
-    )
+    return opening_reading(probs, mass, prompt_tokens=42)
 
 
 def judge(*replies: Completion | BaseException, threshold: float = 0.3) -> SelfCheckJudge:

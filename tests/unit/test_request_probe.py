@@ -19,20 +19,14 @@ from medgate.careguard.request_probe import (
     verdict_reading,
 )
 from medgate.errors import ModelError
+from tests.unit.hrs_helpers import opening_reading
 
 REQUEST = "Draft a discharge letter for a patient going home after a hip replacement."
 
 
 def reading(p_yes: float | None, mass: float | None = 0.9) -> Completion:
     probs = None if p_yes is None else {"yes": p_yes, "no": 1.0 - p_yes}
-    return Completion(
-        text="No",
-        token_logprobs=[-0.1],
-        opening_label_probs=probs,
-        opening_label_mass=mass,
-        label_probs=probs,
-        label_mass=mass,
-    )
+    return opening_reading(probs, mass, text="No", label_probs=probs, label_mass=mass)
 
 
 def test_the_request_comes_last_after_the_fixed_question() -> None:
