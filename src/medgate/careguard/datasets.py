@@ -165,6 +165,12 @@ GENERAL_QUESTIONS_HELDOUT_2 = PatientQuestions(
     "40 more general health questions needing no patient context, written to compare "
     "CareGuard's judges end to end on questions never used to choose anything",
 )
+GENERAL_QUESTIONS_HELDOUT_3 = PatientQuestions(
+    "general-questions-heldout-3",
+    "general_questions_heldout_3.jsonl",
+    "40 more general health questions needing no patient context, written to measure the check "
+    "for a wrong draft on questions never used to choose anything",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",
