@@ -15,8 +15,6 @@ fit reads them from the data directory by id (``python scripts/fit_hra.py``).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import time
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from medgate.backends.pool import ModelPool
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluators import HallucinationJudge
 from medgate.careguard.generator import generator_messages
-from medgate.careguard.hra_fit import consistency_sampler, halueval_items, read_items
+from medgate.careguard.hra_fit import append_item, consistency_sampler, halueval_items, read_items
 from medgate.careguard.records import Draft, Evaluator, Triage
 from medgate.careguard.triage import instructions_for
 from medgate.config import load_config
@@ -84,8 +82,7 @@ def collect(out: Path, limit: int, samples: int, start: int = 0) -> None:
         logprobs = generator_model.score_text(messages, item.answer)
         row["token_logprobs"] = [round(lp, 4) for lp in logprobs]
         row["seconds"] = round(time.perf_counter() - t0, 2)
-        with gzip.open(out, "at", encoding="utf-8") as sink:
-            sink.write(json.dumps(row) + "\n")
+        append_item(out, row)
         print(
             f"{n}/{len(items)} {item.id} wrong={item.wrong} judge={row['judge']} "
             f"{row['seconds']} s",

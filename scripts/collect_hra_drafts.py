@@ -16,7 +16,6 @@ gzipped JSON line per draft (resumable).
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import time
@@ -27,7 +26,7 @@ from medgate.backends.pool import ModelPool
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluation import DEFAULT_ANSWERS
 from medgate.careguard.generator import generator_messages
-from medgate.careguard.hra_fit import consistency_sampler, read_items
+from medgate.careguard.hra_fit import append_item, consistency_sampler, read_items
 from medgate.careguard.records import Triage
 from medgate.careguard.triage import instructions_for
 from medgate.claims import MEDICAL_DISCLAIMER
@@ -102,8 +101,7 @@ def collect(out: Path, samples: int) -> None:
             "model_sha256": model.fingerprint,
             "seconds": round(time.perf_counter() - t0, 2),
         }
-        with gzip.open(out, "at", encoding="utf-8") as sink:
-            sink.write(json.dumps(row) + "\n")
+        append_item(out, row)
         print(f"{n}/{len(items)} {item['key']} {row['seconds']} s", flush=True)
 
 

@@ -26,15 +26,27 @@ and ``.json``: each feature's AUROC for a draft labelled wrong or degenerate, wi
 95% interval, per generator; the shipped HRA risk model where it applies (the 0.5B's drafts,
 none of which it was fitted on); and a logistic regression over the features, cross-validated
 on the same drafts (nothing here is held out from it, so it is labelled as such).
+
+The self-check statement by statement (the ``self_check`` judge's default reading):
+
+    MEDGATE_BACKEND__N_THREADS=1 python scripts/hra_own_drafts.py --collect-statements --part P
+    python scripts/hra_own_drafts.py --report-statements
+
+``--collect-statements`` reads each labelled draft of part P twice with the model that wrote it,
+whole and sentence by sentence, into ``docs/results/self_check_statements_P.jsonl.gz``.
+``--report-statements`` writes ``self_check_statements.md`` and ``.json``: the candidate scores
+(:data:`STATEMENT_SCORES`, fixed before any statement was read) on the dev parts ``dev`` and
+``heldout``, the one with the highest dev AUROC and its balanced-accuracy cut, then the test part
+``heldout3`` (questions written and drafts labelled before any reading) scored once.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +58,7 @@ from medgate.backends.pool import ModelPool
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.generator import generator_messages
 from medgate.careguard.hra_fit import (
+    append_item,
     auroc_with_ci,
     balanced_threshold,
     consistency_sampler,
@@ -54,7 +67,7 @@ from medgate.careguard.hra_fit import (
 )
 from medgate.careguard.hra_risk import FEATURES, load_risk_model
 from medgate.careguard.records import Triage
-from medgate.careguard.self_check import read_self_check
+from medgate.careguard.self_check import read_self_check, read_statements
 from medgate.careguard.triage import instructions_for
 from medgate.config import load_config
 from medgate.embeddings import default_embedder
@@ -62,6 +75,14 @@ from medgate.records import Case
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 OUT = RESULTS / "hra_own_drafts.jsonl.gz"
+
+
+def statements_file(part: str) -> Path:
+    """Where the statement readings of one part are kept (one file per part, so the parts can
+    be read side by side by separate processes)."""
+    return RESULTS / f"self_check_statements_{part}.jsonl.gz"
+
+
 FOLDS = 5
 CV_REPEATS = 20
 CV_C = 0.3
@@ -76,6 +97,11 @@ PARTS: dict[str, tuple[str, str, str]] = {
         "generator_drafts_heldout.jsonl",
         "generator_labels_heldout.jsonl",
         "generator_judged_heldout.jsonl",
+    ),
+    "heldout3": (
+        "generator_drafts_heldout_3.jsonl",
+        "generator_labels_heldout_3.jsonl",
+        "generator_judged_heldout_3.jsonl",
     ),
 }
 
@@ -146,8 +172,7 @@ def collect(model_spec: str, samples: int, part: str) -> None:
             "label_mass": round(mass, 6),
             "seconds": round(time.perf_counter() - t0, 2),
         }
-        with gzip.open(OUT, "at", encoding="utf-8") as sink:
-            sink.write(json.dumps(row) + "\n")
+        append_item(OUT, row)
         print(f"{n}/{len(items)} {part} {item['id']} {row['seconds']} s", flush=True)
 
 
@@ -373,10 +398,178 @@ def report() -> None:
     print("\n".join(lines))
 
 
+def collect_statements(model_spec: str, part: str) -> None:
+    """Each labelled draft of ``part`` read by its own model twice: the whole-answer self-check
+    and one reading per statement (:func:`medgate.careguard.self_check.read_statements`), each
+    draft from a model that remembers no earlier prompt."""
+    cfg = load_config()
+    pool = ModelPool(cfg)
+    model = pool.white_box(model_spec, role="generator")
+    out = statements_file(part)
+    done = {r["key"] for r in read_items(out)} if out.is_file() else set()
+    items = labelled_drafts(model_spec, part)
+    if not items:
+        raise SystemExit(f"no labelled draft of {model_spec} in part {part}: label them first")
+    for n, item in enumerate(items, 1):
+        if item["key"] in done:
+            continue
+        pool.forget_prompts()
+        t0 = time.perf_counter()
+        p_answer, mass, _ = read_self_check(model, item["question"], item["draft"])
+        t1 = time.perf_counter()
+        statements = read_statements(model, item["question"], item["draft"])
+        t2 = time.perf_counter()
+        row = {
+            **item,
+            "model": model.name,
+            "model_sha256": model.fingerprint,
+            "p_answer": round(p_answer, 6),
+            "label_mass": round(mass, 6),
+            "statements": [[s.statement, round(s.p_error, 6)] for s in statements],
+            "seconds_answer": round(t1 - t0, 3),
+            "seconds_statements": round(t2 - t1, 3),
+        }
+        append_item(out, row)
+        print(
+            f"{n}/{len(items)} {part} {item['id']} {len(statements)} statements "
+            f"{row['seconds_statements']} s",
+            flush=True,
+        )
+
+
+#: The self-check scores compared, fixed before any statement was read. A draft with no
+#: statement (none had a word) scores its whole-answer reading.
+STATEMENT_SCORES: dict[str, Callable[[dict[str, Any]], float]] = {
+    "answer": lambda r: r["p_answer"],
+    "statement_max": lambda r: max((p for _, p in r["statements"]), default=r["p_answer"]),
+    "statement_mean": lambda r: (
+        float(np.mean([p for _, p in r["statements"]])) if r["statements"] else r["p_answer"]
+    ),
+    "max(answer, statement_max)": lambda r: max([r["p_answer"], *(p for _, p in r["statements"])]),
+}
+DEV_PARTS = ("dev", "heldout")
+TEST_PART = "heldout3"
+
+
+def report_statements() -> None:
+    rows = [
+        r
+        for part in PARTS
+        if statements_file(part).is_file()
+        for r in read_items(statements_file(part))
+    ]
+    dev = [r for r in rows if r["part"] in DEV_PARTS]
+    test = [r for r in rows if r["part"] == TEST_PART]
+    y = np.asarray([bool(r["bad"]) for r in dev])
+    dev_auroc = {
+        name: auroc_with_ci([f(r) for r in dev], y.tolist()) for name, f in STATEMENT_SCORES.items()
+    }
+    chosen = max(STATEMENT_SCORES, key=lambda c: dev_auroc[c].value or 0.0)
+    p_dev = np.asarray([STATEMENT_SCORES[chosen](r) for r in dev])
+    cut = balanced_threshold(p_dev, y)
+    held_dev = p_dev >= cut
+    model = dev[0]["model"]
+    lines = [
+        "# The generator's self-check, whole answer against statement by statement",
+        "",
+        f"Generated {datetime.now(UTC).date()} by `python scripts/hra_own_drafts.py "
+        "--report-statements` from `self_check_statements_PART.jsonl.gz` (collected by `python "
+        "scripts/hra_own_drafts.py --collect-statements --part PART`). Model: "
+        f"{model} (sha256 `{dev[0]['model_sha256'][:16]}...`), reading its own greedy first "
+        "drafts of general health questions, each from a model that remembers no earlier "
+        'prompt. *answer*: P(no) to "is every statement in the answer medically correct" '
+        "(the `self_check` judge's reading); *statement*: P(no) to \"is this statement, taken "
+        'from an answer to the question, medically correct", asked once per sentence of the '
+        "draft (list items count as sentences). A draft is *bad* when it was labelled wrong or "
+        "degenerate by hand before any reading of it. AUROC is for a bad draft, with 95% "
+        "percentile-bootstrap intervals (2000 resamples, seeded).",
+        "",
+        "The rule fixed before any statement was read: the score with the highest AUROC on the "
+        "dev drafts wins, its threshold is the cut with the best balanced accuracy on them, "
+        "and only it is the test headline; the other test figures are read after it.",
+        "",
+        f"- dev: the first drafts of `generator_drafts.jsonl` and "
+        f"`generator_drafts_heldout.jsonl`, {len(dev)} drafts, {int(y.sum())} bad;",
+        f"- test: the first drafts of `general-questions-heldout-3` "
+        f"(`generator_drafts_heldout_3.jsonl`, labels `generator_labels_heldout_3.jsonl`, "
+        f"written and labelled before any reading), {len(test)} drafts, "
+        f"{sum(bool(r['bad']) for r in test)} bad.",
+        "",
+        "| score | dev AUROC |",
+        "|---|---|",
+        *(f"| {name} | {_fmt(a)} |" for name, a in dev_auroc.items()),
+        "",
+        f"Chosen on dev: **{chosen}**, threshold **{cut:.4f}**: on dev it holds back "
+        f"{int(held_dev[y].sum())} of {int(y.sum())} bad drafts and "
+        f"{int(held_dev[~y].sum())} of {int((~y).sum())} good ones.",
+        "",
+    ]
+    summary: dict[str, Any] = {
+        "model": model,
+        "model_sha256": dev[0]["model_sha256"],
+        "dev": {
+            "drafts": len(dev),
+            "bad": int(y.sum()),
+            "auroc": {n: a.model_dump() for n, a in dev_auroc.items()},
+        },
+        "chosen": chosen,
+        "threshold": cut,
+    }
+    if test:
+        yt = np.asarray([bool(r["bad"]) for r in test])
+        pt = np.asarray([STATEMENT_SCORES[chosen](r) for r in test])
+        headline = auroc_with_ci(pt.tolist(), yt.tolist())
+        held = pt >= cut
+        others = {
+            n: auroc_with_ci([f(r) for r in test], yt.tolist()) for n, f in STATEMENT_SCORES.items()
+        }
+        summary["test"] = {
+            "drafts": len(test),
+            "bad": int(yt.sum()),
+            "chosen_auroc": headline.model_dump(),
+            "caught": int(held[yt].sum()),
+            "held_good": int(held[~yt].sum()),
+            "auroc": {n: a.model_dump() for n, a in others.items()},
+        }
+        lines += [
+            f"Test: **{chosen}: AUROC {_fmt(headline)}**; at the dev threshold it holds back "
+            f"{int(held[yt].sum())} of {int(yt.sum())} bad drafts and {int(held[~yt].sum())} "
+            f"of {int((~yt).sum())} good ones.",
+            "",
+            "Read after that, for the record:",
+            "",
+            "| score | test AUROC |",
+            "|---|---|",
+            *(f"| {name} | {_fmt(a)} |" for name, a in others.items()),
+            "",
+        ]
+    seconds = [r["seconds_statements"] for r in rows]
+    answer_seconds = [r["seconds_answer"] for r in rows]
+    counts = [len(r["statements"]) for r in rows]
+    lines += [
+        f"Cost per draft (all {len(rows)} drafts, one llama.cpp thread, medians): the "
+        f"whole-answer reading {float(np.median(answer_seconds)):.2f} s, the statement "
+        f"readings {float(np.median(seconds)):.2f} s ({float(np.median(counts)):.0f} "
+        "statements; each statement's prompt shares the instructions and the question with "
+        "the one before, which llama.cpp does not read again).",
+        "",
+    ]
+    summary["seconds"] = {
+        "answer_median": float(np.median(answer_seconds)),
+        "statements_median": float(np.median(seconds)),
+        "statements_per_draft_median": float(np.median(counts)),
+    }
+    (RESULTS / "self_check_statements.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (RESULTS / "self_check_statements.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collect", action="store_true")
     parser.add_argument("--report", action="store_true")
+    parser.add_argument("--collect-statements", action="store_true")
+    parser.add_argument("--report-statements", action="store_true")
     parser.add_argument("--model", default="embedded:qwen2.5-coder-1.5b")
     parser.add_argument("--samples", type=int, default=6)
     parser.add_argument("--part", choices=sorted(PARTS), default="dev")
@@ -385,8 +578,12 @@ def main() -> None:
         collect(args.model, args.samples, args.part)
     if args.report:
         report()
-    if not (args.collect or args.report):
-        parser.error("say --collect or --report")
+    if args.collect_statements:
+        collect_statements(args.model, args.part)
+    if args.report_statements:
+        report_statements()
+    if not (args.collect or args.report or args.collect_statements or args.report_statements):
+        parser.error("say --collect, --report, --collect-statements or --report-statements")
 
 
 if __name__ == "__main__":

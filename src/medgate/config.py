@@ -438,19 +438,42 @@ class HRARiskConfig(Section):
     )
 
 
+#: How the self_check judge reads a draft (SelfCheckConfig.reading).
+SelfCheckReadingKind = Literal["statements", "answer"]
+
+
 class SelfCheckConfig(Section):
     """The ``self_check`` judge: the generator's own P(a false statement) in its draft
     (docs/careguard.md, "Self-check")."""
 
-    threshold: float = Field(
-        default=0.1452,
+    reading: SelfCheckReadingKind = Field(
+        default="statements",
+        description="'statements': the generator reads each sentence of its draft on its own and "
+        "P(error) is the mean of their P(no); 'answer': one reading of the whole draft. "
+        "Statements ranked wrong drafts better on drafts never used to choose "
+        "(docs/results/self_check_statements.md) and cost about as much.",
+    )
+    threshold: float | None = Field(
+        default=None,
         gt=0,
         lt=1,
         description="P(false statement) at or above which the self_check judge holds a draft "
-        "back. The default is the embedded 1.5B generator's, chosen by balanced accuracy on 65 "
-        "hand-labelled first drafts (docs/results/hra_own_drafts.md); another generator needs "
-        "its own.",
+        "back. Unset: the embedded 1.5B generator's cut for the chosen reading, by balanced "
+        "accuracy on hand-labelled first drafts (statements 0.1927, "
+        "docs/results/self_check_statements.md; answer 0.1452, docs/results/hra_own_drafts.md); "
+        "another generator needs its own.",
     )
+
+    @property
+    def p_threshold(self) -> float:
+        """The threshold in force: the configured one, else the reading's default."""
+        if self.threshold is not None:
+            return self.threshold
+        return SELF_CHECK_THRESHOLDS[self.reading]
+
+
+#: The embedded 1.5B generator's dev cut for each self-check reading (SelfCheckConfig.threshold).
+SELF_CHECK_THRESHOLDS = {"statements": 0.1927, "answer": 0.1452}
 
 
 class CareGuardConfig(Section):

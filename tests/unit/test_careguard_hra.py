@@ -19,7 +19,13 @@ from medgate.careguard.consistency import UnigramModel, measure_consistency
 from medgate.careguard.degeneration import assess_degeneration
 from medgate.careguard.evaluators import JudgeOutcome, JudgeReply
 from medgate.careguard.generator import Generator, token_stats, trim_to_sentence
-from medgate.careguard.hra_fit import auroc_with_ci, fit_risk_model, split_of
+from medgate.careguard.hra_fit import (
+    append_item,
+    auroc_with_ci,
+    fit_risk_model,
+    read_items,
+    split_of,
+)
 from medgate.careguard.hra_risk import (
     FEATURES,
     HRARiskArtifact,
@@ -364,6 +370,16 @@ def test_fitting_chooses_on_validation_and_the_artifact_reproduces_the_model() -
     p = [model.probability(r) for r in test_rows]
     w = [x for x, s in zip(wrong, splits, strict=True) if s == "test"]
     assert auroc_with_ci(p, w).value == pytest.approx(report.test.value)
+
+
+def test_readings_appended_one_at_a_time_read_back_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "readings.jsonl.gz"
+    append_item(path, {"key": "a", "p": 0.1})
+    append_item(path, {"key": "b", "statements": [["It stores bile.", 0.2]]})
+    assert read_items(path) == [
+        {"key": "a", "p": 0.1},
+        {"key": "b", "statements": [["It stores bile.", 0.2]]},
+    ]
 
 
 def test_the_split_depends_on_the_id_alone() -> None:

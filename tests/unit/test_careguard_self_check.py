@@ -17,12 +17,15 @@ from medgate.careguard.records import CareGuardReport, Draft, Triage
 from medgate.careguard.self_check import (
     FEEDBACK,
     QUESTION,
+    STATEMENT_QUESTION,
     SelfCheckJudge,
+    read_draft,
     read_self_check,
     self_check_messages,
+    statement_messages,
 )
 from medgate.careguard.triage import Controller
-from medgate.config import CareGuardConfig, load_config
+from medgate.config import SELF_CHECK_THRESHOLDS, CareGuardConfig, load_config
 from medgate.errors import ConfigError, ModelError
 from medgate.records import Case, Status
 from tests.unit.hrs_helpers import opening_reading
@@ -152,3 +155,82 @@ def test_a_black_box_generator_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(pool, "get", lambda spec, role: BlackBox())
     with pytest.raises(ConfigError, match="token probabilities"):
         JUDGES.load("self_check")(config, pool)
+
+
+def by_statement(doubts: dict[str, float]) -> FakeModel:
+    """A writer whose P(no) for a statement is ``doubts`` of the first key it contains (0.05
+    otherwise), and whose whole-answer reading is 0.5."""
+
+    def read(messages: object) -> Completion:
+        text = messages[-1].content  # type: ignore[index]
+        statement = text.rsplit("Statement: ", 1)[-1]
+        p = next((v for k, v in doubts.items() if k in statement), 0.05)
+        return opening_reading({"yes": 1 - p, "no": p}, 0.9 if p < 0.5 else 0.8, prompt_tokens=30)
+
+    model = FakeModel("writer").script_completion(STATEMENT_QUESTION, read, repeat=True)
+    return model.script_completion(QUESTION, reading(0.5), repeat=True)
+
+
+def test_a_statement_is_read_after_the_question() -> None:
+    system, user = statement_messages(QUESTION_TEXT, "It stores bile.")
+    assert system == self_check_messages(QUESTION_TEXT, "x")[0]
+    assert user.content.startswith(STATEMENT_QUESTION)
+    assert user.content.endswith(f"Question: {QUESTION_TEXT}\n\nStatement: It stores bile.")
+
+
+def test_statements_score_the_mean_and_name_the_most_doubted() -> None:
+    model = by_statement({"insulin": 0.8})
+    read = read_draft(
+        model,
+        QUESTION_TEXT,
+        "It stores bile. It makes insulin. It sits under the liver.",
+        "statements",
+    )
+    assert read.p_error == pytest.approx((0.05 + 0.8 + 0.05) / 3)
+    assert read.doubted == "It makes insulin."
+    assert read.readings == 3 and read.prompt_tokens == 90
+    assert read.label_mass == pytest.approx(0.8)
+
+
+def test_a_draft_without_a_worded_sentence_is_read_whole() -> None:
+    read = read_draft(by_statement({}), QUESTION_TEXT, "...", "statements")
+    assert read.p_error == pytest.approx(0.5) and read.readings == 1 and read.doubted is None
+
+
+def test_the_answer_reading_reads_the_draft_once() -> None:
+    read = read_draft(by_statement({}), QUESTION_TEXT, "It stores bile. It is small.", "answer")
+    assert read.p_error == pytest.approx(0.5) and read.readings == 1 and read.doubted is None
+
+
+def test_a_held_back_draft_is_told_which_statement_its_writer_doubts() -> None:
+    j = SelfCheckJudge(by_statement({"insulin": 0.9}), p_threshold=0.2, reading="statements")
+    draft = Draft(text="It stores bile. It makes insulin.")
+    asked = j.ask(Case(question=QUESTION_TEXT), triage(), draft)
+    assert asked is not None
+    reply, usage = asked
+    assert reply.score >= 3
+    assert reply.justification.startswith(FEEDBACK)
+    assert reply.justification.endswith('"It makes insulin."')
+    assessment = j.assess(JudgeOutcome(reply=reply, usage=usage), triage(), draft, 0)
+    assert assessment.components["readings"] == 2
+    assert usage.completion_tokens == 2 and usage.prompt_tokens == 60
+
+
+def test_a_draft_whose_statements_all_pass_is_released_without_a_name() -> None:
+    j = SelfCheckJudge(by_statement({}), p_threshold=0.2, reading="statements")
+    asked = j.ask(Case(question=QUESTION_TEXT), triage(), Draft(text="It stores bile."))
+    assert asked is not None
+    assert asked[0].score <= 2 and '"' not in asked[0].justification
+
+
+@pytest.mark.parametrize("reading", ["statements", "answer"])
+def test_the_threshold_defaults_to_the_readings_own(reading: str) -> None:
+    config = load_config(model="fake", careguard={"self_check": {"reading": reading}})
+    built = JUDGES.load("self_check")(config, ModelPool(config))
+    assert isinstance(built, SelfCheckJudge) and built.reading == reading
+    assert built.p_threshold == SELF_CHECK_THRESHOLDS[reading]
+
+
+def test_statements_are_the_default_reading() -> None:
+    assert CareGuardConfig().self_check.reading == "statements"
+    assert CareGuardConfig().self_check.p_threshold == SELF_CHECK_THRESHOLDS["statements"]

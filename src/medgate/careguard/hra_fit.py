@@ -112,6 +112,13 @@ def read_items(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def append_item(path: Path, row: dict[str, Any]) -> None:
+    """Append one reading to a collection :func:`read_items` reads (a gzip member per line, so
+    an interrupted collection keeps every line written before)."""
+    with gzip.open(path, "at", encoding="utf-8") as sink:
+        sink.write(json.dumps(row) + "\n")
+
+
 def item_features(
     row: dict[str, Any], answer: str, samples: int, embedder: SentenceEmbedder
 ) -> dict[str, float]:

@@ -1,18 +1,25 @@
 """The generator's own check of its draft: P(the draft states something false), read white-box.
 
-The generator is asked whether every statement of its answer is medically correct, and its
-yes/no distribution is read at the first token of the reply, as P(True) is read in Kadavath et
-al. 2022 ("Language Models (Mostly) Know What They Know"). Nothing is generated. ``p_error`` is
-the probability of "no", renormalised over the two labels; the raw label mass is kept beside it.
+The generator is asked whether a statement of its answer is medically correct, and its yes/no
+distribution is read at the first token of the reply, as P(True) is read in Kadavath et al. 2022
+("Language Models (Mostly) Know What They Know"). Nothing is generated. By default each sentence
+of the draft is read on its own, after the question (``reading = "statements"``), and
+``p_error`` is the mean of their P(no), renormalised over the two labels; ``"answer"`` reads the
+whole draft once. A wrong draft usually has one false sentence among right ones, and a small
+model judges one short claim better than a paragraph: on first drafts never used to choose,
+statements ranked wrong drafts with AUROC 0.83 against 0.65 for the whole answer
+(docs/results/self_check_statements.md). A held-back draft's refinement is told which sentence
+its writer doubted most.
 
 Why this and not the HRA judge's score: on hand-labelled first drafts the judges rank wrong
 drafts at chance (docs/results/judges.md), while the model that wrote a draft can still put
 probability on its being wrong (docs/results/hra_own_drafts.md). A reading costs one prompt
-read of the question and the draft.
+read per sentence (the instructions and question are shared, so llama.cpp reads them once).
 
 The ``self_check`` judge (registered under ``medgate.judges``; add it to ``careguard.judges``)
 maps ``p_error`` to 1-5 with :func:`medgate.careguard.hra_risk.hra_from_probability`, so a draft
-passes (score <= 2) exactly when ``p_error`` is below ``careguard.self_check.threshold``. A
+passes (score <= 2) exactly when ``p_error`` is below ``careguard.self_check.threshold``
+(unset: the embedded 1.5B's cut for the reading). A
 reading that fails scores 5: it fails closed. A generator without token probabilities is a
 configuration error when the judge is built.
 """
@@ -20,15 +27,17 @@ configuration error when the judge is built.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from pydantic import Field
 
 from medgate.backends.base import ChatMessage, WhiteBoxModel, opening_labels
 from medgate.backends.pool import ModelPool
+from medgate.careguard.consistency import sentences_of
 from medgate.careguard.evaluators import JudgeOutcome, JudgeReply
 from medgate.careguard.hra_risk import hra_from_probability
 from medgate.careguard.records import Assessment, Draft, Triage
-from medgate.config import MedgateConfig
+from medgate.config import MedgateConfig, SelfCheckReadingKind
 from medgate.errors import ConfigError
 from medgate.records import Case, Usage
 
@@ -47,6 +56,12 @@ FEEDBACK = (
 )
 
 
+STATEMENT_QUESTION = (
+    "Is the statement below, taken from an answer to the question, medically correct? "
+    "Reply yes or no."
+)
+
+
 def self_check_messages(question: str, answer: str) -> list[ChatMessage]:
     """The fixed prompt, the question and the answer last."""
     return [
@@ -55,11 +70,26 @@ def self_check_messages(question: str, answer: str) -> list[ChatMessage]:
     ]
 
 
+def statement_messages(question: str, statement: str) -> list[ChatMessage]:
+    """One statement of a draft under the same fixed prompt; the question comes first, so the
+    statements of one draft share every token before their own."""
+    return [
+        ChatMessage(role="system", content=SYSTEM),
+        ChatMessage(
+            role="user",
+            content=f"{STATEMENT_QUESTION}\n\nQuestion: {question}\n\nStatement: {statement}",
+        ),
+    ]
+
+
 class SelfCheckReading(JudgeReply):
     """A judge reply that carries the reading it was scored from."""
 
     p_error: float = Field(ge=0, le=1, description="P(no), renormalised over yes/no.")
-    label_mass: float = Field(ge=0, le=1, description="Raw probability of the two labels.")
+    label_mass: float = Field(
+        ge=0, le=1, description="Raw probability of the two labels (the lowest of a draft's)."
+    )
+    readings: int = Field(default=1, ge=1, description="Prompts read: 1, or one per statement.")
 
 
 def read_self_check(model: WhiteBoxModel, question: str, answer: str) -> tuple[float, float, int]:
@@ -70,17 +100,84 @@ def read_self_check(model: WhiteBoxModel, question: str, answer: str) -> tuple[f
     return float(probs.get("no", 0.0)), mass, prompt_tokens
 
 
+class StatementReading(NamedTuple):
+    """One sentence of a draft as its writer read it."""
+
+    statement: str
+    p_error: float
+    label_mass: float
+    prompt_tokens: int
+
+
+def read_statements(model: WhiteBoxModel, question: str, answer: str) -> list[StatementReading]:
+    """One reading per sentence of the answer (list items count as sentences); ModelError when
+    a reading gives no distribution."""
+    out = []
+    for statement in sentences_of(answer):
+        probs, mass, prompt_tokens = opening_labels(
+            model, statement_messages(question, statement), LABELS
+        )
+        out.append(StatementReading(statement, float(probs.get("no", 0.0)), mass, prompt_tokens))
+    return out
+
+
+class DraftReading(NamedTuple):
+    """What the judge scores a draft by."""
+
+    p_error: float
+    label_mass: float
+    prompt_tokens: int
+    readings: int
+    doubted: str | None = None
+
+
+def read_draft(
+    model: WhiteBoxModel, question: str, answer: str, reading: SelfCheckReadingKind
+) -> DraftReading:
+    """``statements``: the mean P(no) over the draft's sentences, the most doubted one named;
+    ``answer`` (or a draft with no sentence that has a word): one reading of the whole draft."""
+    if reading == "statements":
+        statements = read_statements(model, question, answer)
+        if statements:
+            worst = max(statements, key=lambda s: s.p_error)
+            return DraftReading(
+                p_error=sum(s.p_error for s in statements) / len(statements),
+                label_mass=min(s.label_mass for s in statements),
+                prompt_tokens=sum(s.prompt_tokens for s in statements),
+                readings=len(statements),
+                doubted=worst.statement,
+            )
+    p_error, mass, prompt_tokens = read_self_check(model, question, answer)
+    return DraftReading(p_error, mass, prompt_tokens, 1)
+
+
+def feedback(doubted: str | None) -> str:
+    """What a held-back draft's refinement is told: the fixed advice, and the sentence its
+    writer doubted most when the draft was read statement by statement."""
+    if doubted is None:
+        return FEEDBACK
+    return f'{FEEDBACK} The statement most likely to be wrong: "{doubted}"'
+
+
 class SelfCheckJudge:
     """The generator reads its own draft; see the module docstring."""
 
     name = NAME
 
-    def __init__(self, model: WhiteBoxModel, *, p_threshold: float, threshold: int = 2) -> None:
+    def __init__(
+        self,
+        model: WhiteBoxModel,
+        *,
+        p_threshold: float,
+        threshold: int = 2,
+        reading: SelfCheckReadingKind = "answer",
+    ) -> None:
         if not 0.0 < p_threshold < 1.0:
             raise ConfigError(f"self_check.threshold must be in (0, 1), not {p_threshold}")
         self.model = model
         self.p_threshold = p_threshold
         self.threshold = threshold
+        self.reading = reading
 
     @property
     def model_name(self) -> str | None:
@@ -88,21 +185,22 @@ class SelfCheckJudge:
 
     def ask(self, case: Case, triage: Triage, draft: Draft) -> tuple[JudgeReply, Usage]:
         t0 = time.perf_counter()
-        p_error, mass, prompt_tokens = read_self_check(self.model, case.question, draft.text)
-        score = hra_from_probability(p_error, self.p_threshold)
+        read = read_draft(self.model, case.question, draft.text, self.reading)
+        held = read.p_error >= self.p_threshold
         # The justification is refinement feedback when the draft is held back, so it says
         # what to fix, not the numbers (those are in the assessment's components).
         reply = SelfCheckReading(
-            justification=FEEDBACK if p_error >= self.p_threshold else PASSED,
-            score=score,
-            p_error=p_error,
-            label_mass=mass,
+            justification=feedback(read.doubted) if held else PASSED,
+            score=hra_from_probability(read.p_error, self.p_threshold),
+            p_error=read.p_error,
+            label_mass=read.label_mass,
+            readings=read.readings,
         )
         usage = Usage(
             role=NAME,
             model=self.model.name,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=1,
+            prompt_tokens=read.prompt_tokens,
+            completion_tokens=read.readings,
             seconds=time.perf_counter() - t0,
         )
         return reply, usage
@@ -113,7 +211,11 @@ class SelfCheckJudge:
         reply = outcome.reply
         components: dict[str, float] = {"threshold": self.p_threshold}
         if isinstance(reply, SelfCheckReading):
-            components |= {"p_error": reply.p_error, "label_mass": reply.label_mass}
+            components |= {
+                "p_error": reply.p_error,
+                "label_mass": reply.label_mass,
+                "readings": float(reply.readings),
+            }
         return Assessment(
             evaluator=self.name,
             score=reply.score if reply is not None else 5,
@@ -135,4 +237,6 @@ def self_check_judge(config: MedgateConfig, pool: ModelPool) -> SelfCheckJudge:
             f"the self_check judge reads the generator's token probabilities; {generator.name} "
             "gives none: remove self_check from careguard.judges or use a white-box generator"
         )
-    return SelfCheckJudge(generator, p_threshold=cg.self_check.threshold)
+    return SelfCheckJudge(
+        generator, p_threshold=cg.self_check.p_threshold, reading=cg.self_check.reading
+    )

@@ -8,10 +8,19 @@ import json
 
 import numpy as np
 import pytest
-from scripts.hra_own_drafts import OUT, PARTS, RESULTS, labelled_drafts
+from scripts.hra_own_drafts import (
+    DEV_PARTS,
+    OUT,
+    PARTS,
+    RESULTS,
+    STATEMENT_SCORES,
+    TEST_PART,
+    labelled_drafts,
+    statements_file,
+)
 
 from medgate.careguard.hra_fit import balanced_threshold, read_items
-from medgate.config import CareGuardConfig, load_config
+from medgate.config import SELF_CHECK_THRESHOLDS, CareGuardConfig, load_config
 from medgate.eval.metrics import auroc
 
 GENERATOR = "embedded:qwen2.5-coder-1.5b"
@@ -64,5 +73,47 @@ def test_the_shipped_threshold_is_the_generators_chosen_on_dev(
     summary: dict[str, dict],  # type: ignore[type-arg]
 ) -> None:
     chosen = summary[GENERATOR]["self_check_threshold"]
-    assert CareGuardConfig().self_check.threshold == pytest.approx(chosen, abs=5e-5)
+    assert CareGuardConfig(self_check={"reading": "answer"}).self_check.p_threshold == (
+        pytest.approx(chosen, abs=5e-5)
+    )
     assert load_config().careguard.spec("generator", load_config().model) == GENERATOR
+
+
+@pytest.fixture(scope="module")
+def statement_rows() -> dict[str, list[dict]]:  # type: ignore[type-arg]
+    return {part: read_items(statements_file(part)) for part in (*DEV_PARTS, TEST_PART)}
+
+
+def test_every_statement_reading_carries_its_hand_label(
+    statement_rows: dict[str, list[dict]],  # type: ignore[type-arg]
+) -> None:
+    for part, rows in statement_rows.items():
+        labelled = {d["key"]: d for d in labelled_drafts(GENERATOR, part)}
+        assert rows and {r["key"] for r in rows} == set(labelled)
+        for r in rows:
+            assert r["part"] == part and r["bad"] == labelled[r["key"]]["bad"]
+            assert r["draft"] == labelled[r["key"]]["draft"] and r["statements"]
+
+
+def test_the_statement_figures_recompute_and_the_shipped_cut_is_devs(
+    statement_rows: dict[str, list[dict]],  # type: ignore[type-arg]
+) -> None:
+    summary = json.loads((RESULTS / "self_check_statements.json").read_text(encoding="utf-8"))
+    dev = [r for part in DEV_PARTS for r in statement_rows[part]]
+    y = [bool(r["bad"]) for r in dev]
+    dev_auroc = {n: auroc([f(r) for r in dev], y) for n, f in STATEMENT_SCORES.items()}
+    for name, value in dev_auroc.items():
+        assert summary["dev"]["auroc"][name]["value"] == pytest.approx(value)
+    chosen = max(dev_auroc, key=lambda n: dev_auroc[n] or 0.0)
+    assert summary["chosen"] == chosen == "statement_mean"
+    cut = balanced_threshold(np.asarray([STATEMENT_SCORES[chosen](r) for r in dev]), np.asarray(y))
+    assert summary["threshold"] == pytest.approx(cut)
+    assert SELF_CHECK_THRESHOLDS["statements"] == pytest.approx(cut, abs=5e-5)
+    test = statement_rows[TEST_PART]
+    score = [STATEMENT_SCORES[chosen](r) for r in test]
+    assert summary["test"]["chosen_auroc"]["value"] == pytest.approx(
+        auroc(score, [bool(r["bad"]) for r in test])
+    )
+    assert summary["test"]["caught"] == sum(
+        p >= cut and r["bad"] for p, r in zip(score, test, strict=True)
+    )
