@@ -62,6 +62,7 @@ from medgate.careguard.hra_fit import (
     auroc_with_ci,
     balanced_threshold,
     consistency_sampler,
+    halueval_items,
     item_features,
     read_items,
 )
@@ -398,16 +399,42 @@ def report() -> None:
     print("\n".join(lines))
 
 
-def collect_statements(model_spec: str, part: str) -> None:
-    """Each labelled draft of ``part`` read by its own model twice: the whole-answer self-check
-    and one reading per statement (:func:`medgate.careguard.self_check.read_statements`), each
-    draft from a model that remembers no earlier prompt."""
+#: HaluEval 2.0's biomedical answers (written by another model, every fact labelled by its
+#: annotators), read only to see whether the reading carries over; never chosen on.
+HALUEVAL_PART = "halueval"
+
+
+def halueval_answers(data_dir: Path, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` labelled answers in HRA's seeded order, shaped as labelled drafts (a
+    draft is bad when at least half its labelled facts are false, as for HRA's risk model)."""
+    return [
+        {
+            "key": item.id,
+            "part": HALUEVAL_PART,
+            "id": item.id,
+            "question": item.question,
+            "draft": item.answer,
+            "bad": item.wrong,
+            "label_reason": f"{item.false_share:.2f} of {item.facts} labelled facts false",
+        }
+        for item in halueval_items(data_dir)[:limit]
+    ]
+
+
+def collect_statements(model_spec: str, part: str, limit: int) -> None:
+    """Each labelled draft of ``part`` read twice: the whole-answer self-check and one reading
+    per statement (:func:`medgate.careguard.self_check.read_statements`), each draft from a
+    model that remembers no earlier prompt. Own drafts are read by the model that wrote them;
+    the HaluEval part by ``model_spec``, its first ``limit`` answers."""
     cfg = load_config()
     pool = ModelPool(cfg)
     model = pool.white_box(model_spec, role="generator")
     out = statements_file(part)
     done = {r["key"] for r in read_items(out)} if out.is_file() else set()
-    items = labelled_drafts(model_spec, part)
+    if part == HALUEVAL_PART:
+        items = halueval_answers(cfg.data_dir, limit)
+    else:
+        items = labelled_drafts(model_spec, part)
     if not items:
         raise SystemExit(f"no labelled draft of {model_spec} in part {part}: label them first")
     for n, item in enumerate(items, 1):
@@ -458,6 +485,11 @@ def report_statements() -> None:
         if statements_file(part).is_file()
         for r in read_items(statements_file(part))
     ]
+    halueval = (
+        read_items(statements_file(HALUEVAL_PART))
+        if statements_file(HALUEVAL_PART).is_file()
+        else []
+    )
     dev = [r for r in rows if r["part"] in DEV_PARTS]
     test = [r for r in rows if r["part"] == TEST_PART]
     y = np.asarray([bool(r["bad"]) for r in dev])
@@ -543,6 +575,40 @@ def report_statements() -> None:
             *(f"| {name} | {_fmt(a)} |" for name, a in others.items()),
             "",
         ]
+    if halueval:
+        yh = np.asarray([bool(r["bad"]) for r in halueval])
+        by_score = {
+            n: auroc_with_ci([f(r) for r in halueval], yh.tolist())
+            for n, f in STATEMENT_SCORES.items()
+        }
+        ph = np.asarray([STATEMENT_SCORES[chosen](r) for r in halueval])
+        held_h = ph >= cut
+        summary["halueval"] = {
+            "answers": len(halueval),
+            "bad": int(yh.sum()),
+            "auroc": {n: a.model_dump() for n, a in by_score.items()},
+            "caught": int(held_h[yh].sum()),
+            "held_good": int(held_h[~yh].sum()),
+        }
+        lines += [
+            "## Answers another model wrote (HaluEval 2.0, biomedical)",
+            "",
+            f"The first {len(halueval)} labelled answers in HRA's seeded order "
+            "(`--collect-statements --part halueval`), read by the same generator; an answer is "
+            "bad when at least half of its facts were labelled false by HaluEval's annotators "
+            f"({int(yh.sum())} of {len(halueval)}). Nothing was chosen here: this shows whether "
+            "the reading carries over to longer, technical answers a model did not write "
+            "itself.",
+            "",
+            "| score | AUROC |",
+            "|---|---|",
+            *(f"| {name} | {_fmt(a)} |" for name, a in by_score.items()),
+            "",
+            f"At the dev threshold, {chosen} holds back {int(held_h[yh].sum())} of "
+            f"{int(yh.sum())} bad answers and {int(held_h[~yh].sum())} of "
+            f"{int((~yh).sum())} others.",
+            "",
+        ]
     seconds = [r["seconds_statements"] for r in rows]
     answer_seconds = [r["seconds_answer"] for r in rows]
     counts = [len(r["statements"]) for r in rows]
@@ -572,14 +638,15 @@ def main() -> None:
     parser.add_argument("--report-statements", action="store_true")
     parser.add_argument("--model", default="embedded:qwen2.5-coder-1.5b")
     parser.add_argument("--samples", type=int, default=6)
-    parser.add_argument("--part", choices=sorted(PARTS), default="dev")
+    parser.add_argument("--part", choices=[*sorted(PARTS), HALUEVAL_PART], default="dev")
+    parser.add_argument("--limit", type=int, default=60, help="HaluEval answers to read.")
     args = parser.parse_args()
     if args.collect:
         collect(args.model, args.samples, args.part)
     if args.report:
         report()
     if args.collect_statements:
-        collect_statements(args.model, args.part)
+        collect_statements(args.model, args.part, args.limit)
     if args.report_statements:
         report_statements()
     if not (args.collect or args.report or args.collect_statements or args.report_statements):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scripts.hra_own_drafts import (
     DEV_PARTS,
+    HALUEVAL_PART,
     OUT,
     PARTS,
     RESULTS,
@@ -117,3 +118,16 @@ def test_the_statement_figures_recompute_and_the_shipped_cut_is_devs(
     assert summary["test"]["caught"] == sum(
         p >= cut and r["bad"] for p, r in zip(score, test, strict=True)
     )
+
+
+def test_the_halueval_figures_recompute_from_their_readings() -> None:
+    summary = json.loads((RESULTS / "self_check_statements.json").read_text(encoding="utf-8"))
+    rows = read_items(statements_file(HALUEVAL_PART))
+    y = [bool(r["bad"]) for r in rows]
+    assert summary["halueval"]["answers"] == len(rows) and summary["halueval"]["bad"] == sum(y)
+    for name, f in STATEMENT_SCORES.items():
+        assert summary["halueval"]["auroc"][name]["value"] == pytest.approx(
+            auroc([f(r) for r in rows], y)
+        )
+    held = [STATEMENT_SCORES[summary["chosen"]](r) >= summary["threshold"] for r in rows]
+    assert summary["halueval"]["caught"] == sum(h and b for h, b in zip(held, y, strict=True))
