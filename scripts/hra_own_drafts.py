@@ -76,14 +76,6 @@ from medgate.records import Case
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 OUT = RESULTS / "hra_own_drafts.jsonl.gz"
-
-
-def statements_file(part: str) -> Path:
-    """Where the statement readings of one part are kept (one file per part, so the parts can
-    be read side by side by separate processes)."""
-    return RESULTS / f"self_check_statements_{part}.jsonl.gz"
-
-
 FOLDS = 5
 CV_REPEATS = 20
 CV_C = 0.3
@@ -105,6 +97,12 @@ PARTS: dict[str, tuple[str, str, str]] = {
         "generator_judged_heldout_3.jsonl",
     ),
 }
+
+
+def statements_file(part: str) -> Path:
+    """Where the statement readings of one part are kept (one file per part, so the parts can
+    be read side by side by separate processes)."""
+    return RESULTS / f"self_check_statements_{part}.jsonl.gz"
 
 
 def _jsonl(name: str) -> list[dict[str, Any]]:
@@ -478,6 +476,19 @@ DEV_PARTS = ("dev", "heldout")
 TEST_PART = "heldout3"
 
 
+def _statement_aurocs(rows: list[dict[str, Any]]) -> tuple[np.ndarray, dict[str, Any]]:
+    """Each row's bad label, and every score's AUROC for a bad row over ``rows``."""
+    y = np.asarray([bool(r["bad"]) for r in rows])
+    return y, {
+        n: auroc_with_ci([f(r) for r in rows], y.tolist()) for n, f in STATEMENT_SCORES.items()
+    }
+
+
+def _held_back(rows: list[dict[str, Any]], score: str, cut: float) -> np.ndarray:
+    """Which rows ``score`` holds back at ``cut``."""
+    return np.asarray([STATEMENT_SCORES[score](r) >= cut for r in rows], dtype=bool)
+
+
 def report_statements() -> None:
     rows = [
         r
@@ -492,14 +503,10 @@ def report_statements() -> None:
     )
     dev = [r for r in rows if r["part"] in DEV_PARTS]
     test = [r for r in rows if r["part"] == TEST_PART]
-    y = np.asarray([bool(r["bad"]) for r in dev])
-    dev_auroc = {
-        name: auroc_with_ci([f(r) for r in dev], y.tolist()) for name, f in STATEMENT_SCORES.items()
-    }
+    y, dev_auroc = _statement_aurocs(dev)
     chosen = max(STATEMENT_SCORES, key=lambda c: dev_auroc[c].value or 0.0)
-    p_dev = np.asarray([STATEMENT_SCORES[chosen](r) for r in dev])
-    cut = balanced_threshold(p_dev, y)
-    held_dev = p_dev >= cut
+    cut = balanced_threshold(np.asarray([STATEMENT_SCORES[chosen](r) for r in dev]), y)
+    held_dev = _held_back(dev, chosen, cut)
     model = dev[0]["model"]
     lines = [
         "# The generator's self-check, whole answer against statement by statement",
@@ -548,13 +555,9 @@ def report_statements() -> None:
         "threshold": cut,
     }
     if test:
-        yt = np.asarray([bool(r["bad"]) for r in test])
-        pt = np.asarray([STATEMENT_SCORES[chosen](r) for r in test])
-        headline = auroc_with_ci(pt.tolist(), yt.tolist())
-        held = pt >= cut
-        others = {
-            n: auroc_with_ci([f(r) for r in test], yt.tolist()) for n, f in STATEMENT_SCORES.items()
-        }
+        yt, others = _statement_aurocs(test)
+        headline = others[chosen]
+        held = _held_back(test, chosen, cut)
         summary["test"] = {
             "drafts": len(test),
             "bad": int(yt.sum()),
@@ -576,13 +579,8 @@ def report_statements() -> None:
             "",
         ]
     if halueval:
-        yh = np.asarray([bool(r["bad"]) for r in halueval])
-        by_score = {
-            n: auroc_with_ci([f(r) for r in halueval], yh.tolist())
-            for n, f in STATEMENT_SCORES.items()
-        }
-        ph = np.asarray([STATEMENT_SCORES[chosen](r) for r in halueval])
-        held_h = ph >= cut
+        yh, by_score = _statement_aurocs(halueval)
+        held_h = _held_back(halueval, chosen, cut)
         summary["halueval"] = {
             "answers": len(halueval),
             "bad": int(yh.sum()),
