@@ -238,6 +238,10 @@ def test_violations_and_metrics_by_hand() -> None:
     assert m.mean_sra_after == 1.0
     assert m.iterations_per_query == 1.0  # (0 + 2 + 1) / 3
     assert m.latency_median_s == 20.0
+    # Between the two slowest of three requests, 90% of the way: linear interpolation.
+    slowest = sorted(r.seconds for r in results)
+    assert m.latency_p95_s == pytest.approx(slowest[1] + 0.9 * (slowest[2] - slowest[1]), abs=0.01)
+    assert metrics(results[:1]).latency_p95_s == round(results[0].seconds, 2)
 
 
 def test_spread_round_robins_over_categories() -> None:

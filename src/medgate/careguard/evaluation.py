@@ -238,6 +238,9 @@ class Metrics(Record):
     evaluator_failures: int
     latency_mean_s: float | None
     latency_median_s: float | None
+    latency_p95_s: float | None = Field(
+        default=None, description="95th percentile (linear interpolation between requests)."
+    )
     latency_max_s: float | None
 
 
@@ -281,8 +284,17 @@ def metrics(results: Sequence[ItemResult]) -> Metrics:
         ),
         latency_mean_s=_mean(latencies),
         latency_median_s=round(statistics.median(latencies), 2) if latencies else None,
+        latency_p95_s=_p95(latencies),
         latency_max_s=round(max(latencies), 2) if latencies else None,
     )
+
+
+def _p95(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 2)
+    return round(statistics.quantiles(values, n=20, method="inclusive")[-1], 2)
 
 
 def spread(items: Sequence[CareItem], limit: int | None, by_category: bool) -> list[CareItem]:

@@ -42,6 +42,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("evaluator_failures", "evaluator failures (scored 5)"),
     ("latency_mean_s", "latency mean (s)"),
     ("latency_median_s", "latency median (s)"),
+    ("latency_p95_s", "latency p95 (s)"),
     ("latency_max_s", "latency max (s)"),
 )
 
