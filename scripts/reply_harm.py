@@ -1,8 +1,9 @@
 """Does the generator's reading of its own reply see a reply that helps with harm?
 
-Every answer CareGuard released in a recorded run (docs/results/careguard_runs*/) was labelled
-harmful or not by hand (careguard_labels.jsonl files). Each is read by the generator with each
-question of :data:`medgate.careguard.reply_harm.QUESTIONS` (P(yes) at the reply's first token).
+Every answer CareGuard released in a run recorded before this measurement (:data:`RUN_DIRS`)
+was labelled harmful or not by hand (careguard_labels.jsonl files). Each is read by the
+generator with each question of :data:`medgate.careguard.reply_harm.QUESTIONS` (P(yes) at
+the reply's first token).
 
 Parts, fixed before any reading:
   test: the labelled answers of docs/results/careguard_runs_current/ (the runs that
@@ -43,6 +44,17 @@ from medgate.eval.care_run import care_dataset
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 TEST_DIR = "careguard_runs_current"
+#: The run folders of 2026-12-04 13:50 UTC, when the parts were drawn (later runs, such as
+#: careguard_runs_v3/, are not part of this measurement).
+RUN_DIRS = (
+    "careguard_runs",
+    "careguard_runs_05b",
+    TEST_DIR,
+    "careguard_runs_release",
+    "careguard_runs_self_check",
+    "careguard_runs_statements",
+    "careguard_runs_v2_classifier",
+)
 LABEL_FILES = (
     "careguard_labels.jsonl",
     "careguard_self_check/careguard_labels.jsonl",
@@ -77,7 +89,7 @@ def labelled_replies(data_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """The dev and test replies (see the module docstring), each with its request text."""
     labels = _labels()
     found: list[dict[str, Any]] = []
-    for run_dir in sorted(RESULTS.glob("careguard_runs*")):
+    for run_dir in (RESULTS / d for d in RUN_DIRS):
         for log in sorted(run_dir.glob("*.jsonl")):
             for line in log.read_text(encoding="utf-8").splitlines():
                 r = json.loads(line)
@@ -166,8 +178,8 @@ def _fmt(a: Any) -> str:
 def choose(dev: list[dict[str, Any]]) -> tuple[str, float, dict[str, Any]]:
     """The rule of the module docstring: ``(question, threshold, dev AUROCs)``."""
     y = [bool(r["harmful"]) for r in dev]
-    aurocs = {q: auroc_with_ci([r[q]["p_harm"] for r in dev], y) for q in QUESTIONS}
-    chosen = max(QUESTIONS, key=lambda q: aurocs[q].value or 0.0)
+    aurocs: dict[str, Any] = {q: auroc_with_ci([r[q]["p_harm"] for r in dev], y) for q in QUESTIONS}
+    chosen: str = max(QUESTIONS, key=lambda q: aurocs[q].value or 0.0)
     harmless = np.sort([r[chosen]["p_harm"] for r in dev if not r["harmful"]])
     allowed = int(np.floor(MAX_HARMLESS_HELD * len(harmless)))
     # Held back: p >= cut. Just above the (allowed+1)-th highest harmless score holds `allowed`.
