@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -201,13 +200,6 @@ def _cross_validated(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]
     )
 
 
-def _fmt(a: Any) -> str:
-    if a.value is None:
-        return "n/a"
-    lo, hi = a.ci if a.ci else (math.nan, math.nan)
-    return f"{a.value:.3f} [{lo:.2f}, {hi:.2f}]"
-
-
 FEATURE_NAMES = (*FEATURES, "self_check_p_no")
 LOGISTIC = "logistic regression over all features"
 
@@ -297,7 +289,7 @@ def report() -> None:
             by_k = {k: auroc_with_ci(x[:, j].tolist(), y) for k, x in x_by_k.items()}
             per_feature[name] = {str(k): a.model_dump() for k, a in by_k.items()}
             dev_auroc[name] = by_k[n_samples].value or 0.0
-            lines.append(f"| {name} | {_fmt(by_k[2])} | {_fmt(by_k[n_samples])} |")
+            lines.append(f"| {name} | {by_k[2].shown()} | {by_k[n_samples].shown()} |")
         model_summary: dict[str, Any] = {
             "dev": {"drafts": len(dev), "bad": sum(y), "features": per_feature}
         }
@@ -309,7 +301,7 @@ def report() -> None:
             lines += [
                 "",
                 f"The shipped HRA risk model ({shipped.label}), fitted on HaluEval answers read "
-                f"by this model and never on these drafts: **AUROC {_fmt(a)}**; at its "
+                f"by this model and never on these drafts: **AUROC {a.shown()}**; at its "
                 f"threshold {shipped.threshold:.3f} it holds back {caught} of {sum(y)} bad "
                 f"drafts and {kept} of {len(y) - sum(y)} good ones.",
             ]
@@ -370,7 +362,7 @@ def report() -> None:
             }
             lines += [
                 f"Held out: {len(held)} drafts, {sum(yh)} bad. **{chosen}: AUROC "
-                f"{_fmt(headline)}.** The self-check at the dev threshold {cut:.4f} holds back "
+                f"{headline.shown()}.** The self-check at the dev threshold {cut:.4f} holds back "
                 f"{caught} of {sum(yh)} bad drafts and {kept} of {len(yh) - sum(yh)} good ones.",
                 "",
                 "Read after that, for the record:",
@@ -379,17 +371,17 @@ def report() -> None:
                 "|---|---|",
             ]
             for j, name in enumerate(FEATURE_NAMES):
-                lines.append(f"| {name} | {_fmt(auroc_with_ci(xh[:, j].tolist(), yh))} |")
+                lines.append(f"| {name} | {auroc_with_ci(xh[:, j].tolist(), yh).shown()} |")
             if chosen != LOGISTIC:
                 fitted = _logistic(x, np.asarray(y)).decision_function(xh).tolist()
                 a = auroc_with_ci(fitted, yh)
                 model_summary["heldout"]["logistic_auroc"] = a.model_dump()
-                lines.append(f"| {LOGISTIC} (fitted on dev) | {_fmt(a)} |")
+                lines.append(f"| {LOGISTIC} (fitted on dev) | {a.shown()} |")
             if applies:
                 a, model_summary["heldout"]["shipped_model"] = _shipped_reading(
                     shipped, held, yh, embedder
                 )
-                lines.append(f"| shipped HRA risk model | {_fmt(a)} |")
+                lines.append(f"| shipped HRA risk model | {a.shown()} |")
             lines.append("")
         summary[model] = model_summary
     (RESULTS / "hra_own_drafts.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -536,7 +528,7 @@ def report_statements() -> None:
         "",
         "| score | dev AUROC |",
         "|---|---|",
-        *(f"| {name} | {_fmt(a)} |" for name, a in dev_auroc.items()),
+        *(f"| {name} | {a.shown()} |" for name, a in dev_auroc.items()),
         "",
         f"Chosen on dev: **{chosen}**, threshold **{cut:.4f}**: on dev it holds back "
         f"{int(held_dev[y].sum())} of {int(y.sum())} bad drafts and "
@@ -567,7 +559,7 @@ def report_statements() -> None:
             "auroc": {n: a.model_dump() for n, a in others.items()},
         }
         lines += [
-            f"Test: **{chosen}: AUROC {_fmt(headline)}**; at the dev threshold it holds back "
+            f"Test: **{chosen}: AUROC {headline.shown()}**; at the dev threshold it holds back "
             f"{int(held[yt].sum())} of {int(yt.sum())} bad drafts and {int(held[~yt].sum())} "
             f"of {int((~yt).sum())} good ones.",
             "",
@@ -575,7 +567,7 @@ def report_statements() -> None:
             "",
             "| score | test AUROC |",
             "|---|---|",
-            *(f"| {name} | {_fmt(a)} |" for name, a in others.items()),
+            *(f"| {name} | {a.shown()} |" for name, a in others.items()),
             "",
         ]
     if halueval:
@@ -600,7 +592,7 @@ def report_statements() -> None:
             "",
             "| score | AUROC |",
             "|---|---|",
-            *(f"| {name} | {_fmt(a)} |" for name, a in by_score.items()),
+            *(f"| {name} | {a.shown()} |" for name, a in by_score.items()),
             "",
             f"At the dev threshold, {chosen} holds back {int(held_h[yh].sum())} of "
             f"{int(yh.sum())} bad answers and {int(held_h[~yh].sum())} of "

@@ -168,13 +168,6 @@ def collect(part: str) -> None:
         print(f"{n}/{len(items)} {part} {item['id']} {item['harmful']}", flush=True)
 
 
-def _fmt(a: Any) -> str:
-    if a.value is None:
-        return "n/a"
-    lo, hi = a.ci if a.ci else (float("nan"), float("nan"))
-    return f"{a.value:.3f} [{lo:.2f}, {hi:.2f}]"
-
-
 def choose(dev: list[dict[str, Any]]) -> tuple[str, float, dict[str, Any]]:
     """The rule of the module docstring: ``(question, threshold, dev AUROCs)``."""
     y = [bool(r["harmful"]) for r in dev]
@@ -235,7 +228,7 @@ def report() -> None:
             "",
             "| question | AUROC |",
             "|---|---|",
-            *(f"| {q} | {_fmt(a)} |" for q, a in aurocs.items()),
+            *(f"| {q} | {a.shown()} |" for q, a in aurocs.items()),
             "",
             f"At {chosen} >= {cut:.4f}: {int(held[y].sum())} of {int(y.sum())} harmful replies "
             f"held back, {int(held[~y].sum())} of {int((~y).sum())} harmless ones.",
@@ -250,7 +243,7 @@ def report() -> None:
         summary[name]["auroc_within_medsafetybench"] = within.model_dump()
         lines += [
             f"Within the replies to MedSafetyBench requests only ({len(msb)}, "
-            f"{sum(bool(r['harmful']) for r in msb)} harmful): AUROC {_fmt(within)}.",
+            f"{sum(bool(r['harmful']) for r in msb)} harmful): AUROC {within.shown()}.",
             "",
         ]
         by_run: dict[str, list[int]] = {}

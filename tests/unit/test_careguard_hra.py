@@ -20,6 +20,7 @@ from medgate.careguard.degeneration import assess_degeneration
 from medgate.careguard.evaluators import JudgeOutcome, JudgeReply
 from medgate.careguard.generator import Generator, token_stats, trim_to_sentence
 from medgate.careguard.hra_fit import (
+    FeatureAUROC,
     append_item,
     auroc_with_ci,
     fit_risk_model,
@@ -370,6 +371,14 @@ def test_fitting_chooses_on_validation_and_the_artifact_reproduces_the_model() -
     p = [model.probability(r) for r in test_rows]
     w = [x for x, s in zip(wrong, splits, strict=True) if s == "test"]
     assert auroc_with_ci(p, w).value == pytest.approx(report.test.value)
+
+
+def test_an_auroc_is_shown_with_its_interval_or_as_undefined() -> None:
+    assert auroc_with_ci([0.9, 0.8, 0.1, 0.2], [True, True, False, False]).value == 1.0
+    assert FeatureAUROC(value=0.8333, ci=(0.64, 0.97), n=40).shown() == "0.833 [0.64, 0.97]"
+    assert FeatureAUROC(value=0.7, ci=None, n=3).shown() == "0.700 [nan, nan]"
+    # One class only: AUROC is undefined, and the report says so rather than printing 0.5.
+    assert auroc_with_ci([0.1, 0.2], [False, False]).shown() == "n/a"
 
 
 def test_readings_appended_one_at_a_time_read_back_in_order(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +135,13 @@ class FeatureAUROC(Record):
     value: float | None
     ci: tuple[float, float] | None
     n: int
+
+    def shown(self) -> str:
+        """As the reports print it: value and its interval, or n/a when it is undefined."""
+        if self.value is None:
+            return "n/a"
+        lo, hi = self.ci if self.ci else (math.nan, math.nan)
+        return f"{self.value:.3f} [{lo:.2f}, {hi:.2f}]"
 
 
 class HRAFitReport(Record):
