@@ -211,6 +211,8 @@ def test_rarity_is_not_computed_without_a_centroid() -> None:
     rarity = hrs_report(verdict).trajectory.iterations[0].signals["rarity"]
     assert rarity.value is None
     assert "fit-rarity" in rarity.note
+    # Nothing would read the question's embedding, so the answerer is not asked for one.
+    assert not [c for c in model.calls if c[0] == "embed"]
 
 
 def test_rarity_with_a_centroid() -> None:
@@ -227,6 +229,7 @@ def test_rarity_with_a_centroid() -> None:
     verdict = HRSGate(model, orchestrator(), cfg, centroid).check(CASE)
     rarity = hrs_report(verdict).trajectory.iterations[0].signals["rarity"]
     assert rarity.value == pytest.approx(0.2928932)
+    assert [c for c in model.calls if c[0] == "embed"] == [("embed", CASE.question)]
 
 
 def test_signals_are_in_unit_interval_and_ambiguity_sees_sample_disagreement() -> None:

@@ -111,8 +111,9 @@ class HRSGate:
             # A configured second model is asked whether or not cross_model is a signal: the
             # risk model fitted with it reads its answer as a feature.
             needs = needs | {Need.PEER}
-        if reuse is not None:
-            # The question is never rewritten, so its embedding (rarity) is that of round 0.
+        if reuse is not None or self.ctx.centroid is None:
+            # The question is never rewritten, so its embedding (rarity) is that of round 0;
+            # and without a centroid rarity is not computed, so nothing would read it.
             needs = needs - {Need.EMBEDDING}
         run, timings, fit = probe_within_window(
             self.answerer, case, knowledge, self.config, needs, seed_offset=index, peer=self.peer
