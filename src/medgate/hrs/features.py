@@ -5,7 +5,7 @@ not hold what it needs (a signal that was not computed, a backend that cannot re
 token, a case that came without evidence). ``None`` is never replaced by a guess here: the risk
 rule escalates an answer whose features are incomplete (:mod:`medgate.hrs.risk`).
 
-The feature sets in :data:`FEATURE_SETS` build on three (``+rarity`` adds rarity, and
+The feature sets in :data:`FEATURE_SETS` are these (``+rarity`` adds rarity, and
 ``+cross_model`` a second model's answer, :data:`PEER_FEATURES`):
 
 * ``baseline`` reads the first answer only: one probe per question, whatever supplies
@@ -13,6 +13,9 @@ The feature sets in :data:`FEATURE_SETS` build on three (``+rarity`` adds rarity
 * ``rounds`` adds how the answer and each signal moved over the knowledge rounds. Those rounds
   depend on the knowledge source, so a model fitted on rounds with one source says nothing about
   rounds with another; the risk artifact records the source its round features assume.
+* ``answer_slot+evidence`` reads only the answer slot's label distribution and the cues of the
+  case's evidence: what an answerer gives that reports its answer's probabilities and nothing
+  more (a second model's greedy answer, say), so two answerers can be compared on it.
 * ``evidence`` adds the negation cues of the case's evidence and of the first reasoning, each
   also crossed with the predicted label ("yes" against evidence that reports no effect is the
   contradiction a logistic model cannot form from the two apart), :mod:`medgate.hrs.evidence`.
@@ -286,8 +289,26 @@ EVIDENCE = [
     *(f"{label}_x_{name}" for name in EVIDENCE_CUES for label in ("yes", "no")),
 ]
 
+ANSWER_SLOT = [
+    "entropy",
+    *(f"p_{label}" for label in LABELS),
+    "top_margin",
+    *(f"pred_{label}" for label in LABELS),
+    "three_labels",
+]
+"""What the label distribution at the answer slot alone gives: any answerer that reports its
+answer's probabilities has these, without reasoning log-probabilities or samples."""
+
+CASE_EVIDENCE = [
+    "evidence_negation",
+    "evidence_no_effect",
+    *(f"{label}_x_evidence_{cue}" for cue in ("negation", "no_effect") for label in ("yes", "no")),
+]
+"""The cues of the case's evidence (not of the model's reasoning), crossed with the answer."""
+
 FEATURE_SETS: dict[str, list[str]] = {
     "baseline": BASELINE,
+    "answer_slot+evidence": [*ANSWER_SLOT, *CASE_EVIDENCE],
     "evidence": [*BASELINE, *EVIDENCE],
     "baseline+rarity": [*BASELINE, RARITY],
     "rounds": ROUNDS,
