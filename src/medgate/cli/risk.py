@@ -39,9 +39,20 @@ def register(ev: typer.Typer) -> None:
             typer.Option(
                 "--feature-set",
                 help="Feature sets to fit (default: baseline, evidence, rounds, "
-                "baseline+rarity, rounds+rarity).",
+                "baseline+rarity, rounds+rarity; with --max-iterations 0 those reading no "
+                "round).",
             ),
         ] = None,
+        max_iterations: Annotated[
+            int,
+            typer.Option(
+                "--max-iterations",
+                "-k",
+                min=0,
+                help="Knowledge rounds the recordings hold: 2 (every round) or 0 (first "
+                "probe only; fits only feature sets that read no round).",
+            ),
+        ] = 2,
         alpha: Annotated[
             float, typer.Option(help="Target error among released answers (the shipped point).")
         ] = 0.3,
@@ -69,7 +80,7 @@ def register(ev: typer.Typer) -> None:
         what is missing first, resumably, unless --recorded-only)."""
         from medgate.eval.report import fmt
         from medgate.eval.risk_report import write_report
-        from medgate.eval.risk_run import DATASETS, FEATURE_SETS, run_risk, write_item_logs
+        from medgate.eval.risk_run import DATASETS, run_risk, write_item_logs
         from medgate.eval.tables import print_risk
 
         engine_ = engine_from(engine, address, workers, api_base)
@@ -79,13 +90,14 @@ def register(ev: typer.Typer) -> None:
             dataset or list(DATASETS),
             train_limit,
             test_limit,
-            feature_set or list(FEATURE_SETS),
+            feature_set,
             alpha,
             delta,
             ship=ship,
             recorded_only=recorded_only,
             command=command_line(),
             engine=engine_,
+            knowledge_rounds=max_iterations,
         )
         for m in res["models"]:
             op = m.model.operating_point

@@ -2,8 +2,10 @@
 
 1. Recordings: each dataset's first ``train_limit`` training and ``test_limit`` test items,
    recorded with every knowledge round (``--rounds all``), retrieval knowledge, K=2 (the
-   recordings ``medgate eval hrs --rounds all`` makes). Missing items are recorded (resumable);
-   with ``recorded_only`` nothing is recorded and only the items already in the stores are read.
+   recordings ``medgate eval hrs --rounds all`` makes), or K=0 (first probe only, the cheaper
+   recording of a slower answerer) for feature sets that read no round. Missing items are
+   recorded (resumable); with ``recorded_only`` nothing is recorded and only the items already
+   in the stores are read.
 2. Fit and choose on training items only (:mod:`medgate.eval.risk_fit`), one model per feature
    set; saved under ``<cache_dir>/risk/`` or, with ``ship``, into the package.
 3. Evaluate the deployed default (the model the gate resolves with the default knowledge source)
@@ -40,7 +42,7 @@ from medgate.eval.runner import (
     with_evidence,
 )
 from medgate.hrs.features import FEATURE_SETS as FEATURE_NAMES
-from medgate.hrs.features import RARITY
+from medgate.hrs.features import RARITY, needs_rounds
 from medgate.hrs.risk import (
     SHIPPED_DIR,
     LoadedRiskModel,
@@ -69,7 +71,8 @@ def recorded_items(
     recorded_only: bool,
     engine: Engine | None = None,
 ) -> tuple[list[RecordedItem], str, str]:
-    """The split's first ``limit`` items as recorded (all rounds, retrieval, K), with the
+    """The split's first ``limit`` items as recorded (all rounds, retrieval, the configured
+    ``hrs.max_iterations``), with the
     recording's file name and orchestrator; with ``recorded_only`` the items not yet recorded
     are left out and nothing is recorded."""
     config = with_engine_threads(config, engine)
@@ -145,9 +148,30 @@ def probe_seconds(records: Sequence[RecordedItem]) -> dict[str, float | None]:
     }
 
 
-def paper_config(config: MedgateConfig) -> HRSConfig:
-    """The paper's rule as the tables replay it: Algorithm 1 at the configured thresholds."""
-    return config.hrs.model_copy(update={"rule": SuccessRule.ALGORITHM1, "max_iterations": K})
+def paper_config(config: MedgateConfig, k: int = K) -> HRSConfig:
+    """The paper's rule as the tables replay it: Algorithm 1 at the configured thresholds,
+    with the ``k`` knowledge rounds recorded."""
+    return config.hrs.model_copy(update={"rule": SuccessRule.ALGORITHM1, "max_iterations": k})
+
+
+def feature_sets_for(k: int, requested: Sequence[str] | None) -> list[str]:
+    """The feature sets to fit on recordings holding ``k`` knowledge rounds: those asked for
+    (default :data:`FEATURE_SETS`, less those reading rounds when ``k`` is 0); asking for one
+    that reads rounds from recordings that hold none is a :class:`ConfigError`."""
+    if k < 0:
+        raise ConfigError(f"knowledge rounds must be 0 or more, not {k}")
+    if requested is None:
+        return [fs for fs in FEATURE_SETS if k or not needs_rounds(FEATURE_NAMES[fs])]
+    unknown = [fs for fs in requested if fs not in FEATURE_NAMES]
+    if unknown:
+        raise ConfigError(f"unknown feature set {unknown[0]!r}; known: {', '.join(FEATURE_NAMES)}")
+    reading = [fs for fs in requested if needs_rounds(FEATURE_NAMES[fs])]
+    if not k and reading:
+        raise ConfigError(
+            f"feature set {reading[0]!r} reads knowledge rounds, which recordings with "
+            "--max-iterations 0 do not hold; fit it on K = 2 recordings"
+        )
+    return list(requested)
 
 
 def grid_config(paper: HRSConfig, model: RiskModel) -> HRSConfig | None:
@@ -173,7 +197,7 @@ def run_risk(
     datasets: Sequence[str] = DATASETS,
     train_limit: int | None = 300,
     test_limit: int | None = 200,
-    feature_sets: Sequence[str] = FEATURE_SETS,
+    feature_sets: Sequence[str] | None = None,
     alpha: float = 0.3,
     delta: float = 0.1,
     alphas: Sequence[float] = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4),
@@ -182,10 +206,14 @@ def run_risk(
     command: str = "",
     c_grid: Sequence[float] = C_GRID,
     engine: Engine | None = None,
+    knowledge_rounds: int = K,
 ) -> dict[str, Any]:
     """Fit, choose and evaluate; returns everything the report shows. Missing items are
-    recorded with ``engine`` (default: this process)."""
-    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": K})})
+    recorded with ``engine`` (default: this process) and ``knowledge_rounds`` rounds each
+    (``feature_sets`` default: every one those recordings can feed, :func:`feature_sets_for`)."""
+    k = knowledge_rounds
+    feature_sets = feature_sets_for(k, feature_sets)
+    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": k})})
     train: dict[str, list[RecordedItem]] = {}
     recordings: dict[str, dict[str, str]] = {}
     orchestrator = ""
@@ -211,7 +239,7 @@ def run_risk(
         model_fingerprint=cached_model(config.model, config, call_cache(config)).fingerprint,
         knowledge=ORCHESTRATOR,
         knowledge_detail=orchestrator,
-        rounds=K,
+        rounds=k,
     )
     folder = SHIPPED_DIR if ship else fitted_dir(config)
     fitted: list[LoadedRiskModel] = []
@@ -230,7 +258,7 @@ def run_risk(
             fitted.append(_unsaved(model, fs))
     deployable = [m for m in fitted if m.model.feature_set in SHIPPABLE]
     default = deployed_default(deployable or fitted, HRSConfig().knowledge)
-    paper = paper_config(config)
+    paper = paper_config(config, k)
     tests: dict[str, Any] = {}
     for ds in datasets:
         records, name, _ = recorded_items(config, ds, "test", test_limit, recorded_only, engine)
@@ -260,7 +288,7 @@ def run_risk(
             "model": config.model,
             "alpha": alpha,
             "delta": delta,
-            "K": K,
+            "K": k,
             "train_limit": train_limit,
             "test_limit": test_limit,
         },

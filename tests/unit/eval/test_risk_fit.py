@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from medgate.config import HRSConfig, load_config
+from medgate.errors import ConfigError
 from medgate.eval.data import dataset_split
 from medgate.eval.risk_eval import ItemLine, headline, read_items, write_items
 from medgate.eval.risk_fit import Recorded, certify, fit_risk_model, is_calibration
@@ -29,7 +30,9 @@ ROOT = Path(__file__).resolve().parents[3]
 C_FEW = (0.1, 1.0)
 
 
-def _item(i: int, rng: random.Random, gold: str = "yes", rarity: bool = True) -> RecordedItem:
+def _item(
+    i: int, rng: random.Random, gold: str = "yes", rarity: bool = True, rounds: int = 2
+) -> RecordedItem:
     """A trajectory whose first answer is wrong more often the higher its entropy."""
     entropy = rng.random()
     wrong = rng.random() < entropy
@@ -41,12 +44,11 @@ def _item(i: int, rng: random.Random, gold: str = "yes", rarity: bool = True) ->
     base = iteration(
         0, run(answer, dist, opening=dict(dist), samples=(answer, answer, "yes")), **values
     )
-    r1 = iteration(1, run(answer, dist), **values)
-    r2 = iteration(2, run(answer, dist), **values)
+    later = [iteration(k, run(answer, dist), **values) for k in range(1, rounds + 1)]
     return RecordedItem(
         item_id=f"q{i}",
         gold=gold,
-        trajectory=Trajectory(iterations=[base, r1, r2]),
+        trajectory=Trajectory(iterations=[base, *later]),
         rounds_recorded=True,
         wall_seconds=1.0,
         model_seconds=1.0,
@@ -161,14 +163,16 @@ def _dataset(tmp_path: Path, name: str, n: int) -> str:
     return f"jsonl:{path}::yes,no"
 
 
-def _record(config: object, dataset: str, split: str, seed: int, rarity: bool = True) -> None:
+def _record(
+    config: object, dataset: str, split: str, seed: int, rarity: bool = True, rounds: int = 2
+) -> None:
     cfg = config  # a MedgateConfig
     parts = dataset_split(dataset, cfg.data_dir)  # type: ignore[attr-defined]
     runtime = build_runtime(cfg, dataset, parts, split, "retrieval", None, "all")  # type: ignore[arg-type]
     store = TrajectoryStore(store_dir(cfg), runtime.spec)  # type: ignore[arg-type]
     rng = random.Random(seed)
     for item in parts.part(split):
-        rec = _item(0, rng, item.gold, rarity).model_copy(update={"item_id": item.id})
+        rec = _item(0, rng, item.gold, rarity, rounds).model_copy(update={"item_id": item.id})
         store.append(rec)
 
 
@@ -245,6 +249,33 @@ def test_a_rarity_feature_set_is_left_out_with_its_reason_when_nothing_has_rarit
     assert "Feature set `baseline+rarity`: not fitted: no training item has rarity" in (
         report_markdown(res)
     )
+
+
+def test_first_probe_recordings_fit_the_feature_sets_that_read_no_round(tmp_path: Path) -> None:
+    config = load_config(cache_dir=tmp_path / "cache", model="fake", data_dir=tmp_path)
+    config = config.model_copy(update={"hrs": config.hrs.model_copy(update={"max_iterations": 0})})
+    ds = _dataset(tmp_path, "a", 250)
+    _record(config, ds, "train", 0, rarity=False, rounds=0)
+    _record(config, ds, "test", 1, rarity=False, rounds=0)
+    with pytest.raises(ConfigError, match="'rounds' reads knowledge rounds"):
+        run_risk(config, [ds], 300, 200, ["baseline", "rounds"], recorded_only=True,
+                 knowledge_rounds=0)  # fmt: skip
+    with pytest.raises(ConfigError, match="unknown feature set 'nope'"):
+        run_risk(config, [ds], 300, 200, ["nope"], recorded_only=True, knowledge_rounds=0)
+    res = run_risk(
+        config, [ds], 300, 200, alpha=0.35, recorded_only=True, c_grid=C_FEW, knowledge_rounds=0
+    )
+    # The default feature sets less those reading rounds; rarity is skipped for want of it.
+    assert [m.model.feature_set for m in res["models"]] == ["baseline", "evidence"]
+    assert set(res["skipped_feature_sets"]) == {"baseline+rarity"}
+    assert all(m.model.rounds == 0 for m in res["models"]) and res["config"]["K"] == 0
+    h = res["tests"][ds]["headline"]
+    assert h["n"] == 50 and h["risk_auroc"]["value"] > 0.5
+    # The paper's rule replays the baseline round alone: nothing is refined.
+    assert all(line.paper_final in (None, line.answer) for line in res["tests"][ds]["lines"])
+    # Read as K = 2 (the default), nothing is found: K is part of the recording's key.
+    with pytest.raises(ConfigError, match="no training items are recorded"):
+        run_risk(config, [ds], 300, 200, ["baseline"], recorded_only=True)
 
 
 def test_eval_hrs_reads_and_names_the_every_round_recording(tmp_path: Path) -> None:
