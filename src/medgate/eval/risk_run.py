@@ -72,9 +72,8 @@ def recorded_items(
     engine: Engine | None = None,
 ) -> tuple[list[RecordedItem], str, str]:
     """The split's first ``limit`` items as recorded (all rounds, retrieval, the configured
-    ``hrs.max_iterations``), with the
-    recording's file name and orchestrator; with ``recorded_only`` the items not yet recorded
-    are left out and nothing is recorded."""
+    ``hrs.max_iterations``), with the recording's file name and orchestrator; with
+    ``recorded_only`` the items not yet recorded are left out and nothing is recorded."""
     config = with_engine_threads(config, engine)
     if not recorded_only:
         rec = record(config, dataset, split, limit, ORCHESTRATOR, "all", engine=engine)
