@@ -4,8 +4,10 @@ For each ``docs/results/risk_<dataset>.json`` the figures are computed again fro
 ``items/<dataset>_test.jsonl.gz`` (one line per test item: gold, baseline answer, signals, risk,
 status under each rule) and compared with the table; so are the paper rule's figures and the
 signals' AUROCs in ``eval_hrs_<dataset>_test_n<N>.json`` when that table was written from the
-same recording. Any difference is printed and the script exits 1. Run it from the repository's
-root: ``python scripts/recompute_results.py``.
+same recording. The risk section of every ``eval_hrs_<dataset>_test_n<N>.json`` in the folder
+or below it (e.g. another answerer's tables, ``answerer_1.5b/``) is computed again from the
+``items/<dataset>_test.jsonl.gz`` written beside it. Any difference is printed and the script
+exits 1. Run it from the repository's root: ``python scripts/recompute_results.py``.
 """
 
 from __future__ import annotations
@@ -75,12 +77,34 @@ def eval_hrs_differences(results: Path, table: dict[str, Any], again: dict[str, 
     return out
 
 
+def risk_section_differences(results: Path, path: Path) -> list[str] | None:
+    """The risk rule's figures of an ``eval_hrs`` table against the item log written beside it
+    by the same command; ``None`` when the table has no risk section or no item log."""
+    data = json.loads(path.read_text())
+    risk = data.get("risk")
+    if not risk:
+        return None
+    items = path.parent / "items" / f"{data['provenance']['dataset']}_test.jsonl.gz"
+    if not items.is_file():
+        return None
+    again = headline(read_items(items), risk["risk_rule"]["alpha"])
+    shown = {key: value for key, value in risk.items() if key != "risk_model"}
+    r = again["risk_rule"]
+    print(
+        f"{path.relative_to(results)}: {again['n']} items, risk AUROC "
+        f"{again['risk_auroc']['value']}, risk rule escalates {r['escalation_rate']} "
+        f"(lift {r['lift']}, released error {r['error_rate']})"
+    )
+    return differences(shown, again, f"{path.relative_to(results)}:risk")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path("docs/results"))
     args = parser.parse_args(argv)
     tables = sorted(args.results.glob("risk_*.json"))
-    if not tables:
+    eval_tables = sorted(args.results.rglob("eval_hrs_*_test_n*.json"))
+    if not tables and not eval_tables:
         print(f"no risk tables in {args.results}")
         return 1
     failed = 0
@@ -100,6 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         for d in diffs:
             print(f"  MISMATCH {path.name}{d}")
         failed += bool(diffs)
+    for path in eval_tables:
+        found = risk_section_differences(args.results, path)
+        if found is None:
+            continue
+        tables.append(path)
+        for d in found:
+            print(f"  MISMATCH {d}")
+        failed += bool(found)
     if failed:
         print(f"{failed} of {len(tables)} tables differ from their item logs")
         return 1

@@ -331,6 +331,27 @@ def test_the_recompute_script_catches_a_changed_number(
     assert code == 1 and "lift" in stdout
 
 
+def test_the_recompute_script_checks_an_eval_hrs_risk_section_in_a_subfolder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [_line(0, True, 0.1, False, True), _line(1, False, 0.9, True, True)]
+    other = tmp_path / "answerer_other"
+    write_items(lines, other / "items" / "d_test.jsonl.gz")
+    risk = {**headline(lines, 0.2), "risk_model": {"id": "shipped/x.json"}}
+    table = {"provenance": {"dataset": "d"}, "risk": risk}
+    (other / "eval_hrs_d_test_n2.json").write_text(json.dumps(table))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 0 and "1 tables match" in stdout, stdout
+    risk["risk_rule"]["error_rate"] = 0.25
+    (other / "eval_hrs_d_test_n2.json").write_text(json.dumps(table))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 1, stdout
+    assert (
+        "MISMATCH answerer_other/eval_hrs_d_test_n2.json:risk.risk_rule.error_rate: table 0.25"
+        in stdout
+    )
+
+
 def test_committed_results_are_reproduced_by_the_recompute_script(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
