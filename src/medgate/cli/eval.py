@@ -147,10 +147,11 @@ def register(app: typer.Typer) -> None:
             _, path = fit_training_centroid(config, dataset, train, model_)
             typer.echo(f"rarity centroid: {path}")
         rec = record(config, dataset, split, limit, orchestrator, _rounds(rounds), engine=engine_)
-        result = hrs_run(rec, config, cached_model(config.model, config, rec.cache))
+        # rec.config: the given configuration with the recording's thread count if none is set.
+        result = hrs_run(rec, rec.config, _model(rec))
         result["run"]["wall_seconds"] = time.perf_counter() - t0
         print_hrs(result)
-        risk = risk_beside(config, dataset, rec, result)
+        risk = risk_beside(rec.config, dataset, rec, result)
         if write:
             from medgate.eval.report import write_outputs
 
@@ -188,7 +189,7 @@ def register(app: typer.Typer) -> None:
         config = _config(model, max_iterations)
         for ds in dataset:
             rec = record(config, ds, "test", limit, orchestrator, _rounds(rounds), engine=engine_)
-            res = thresholds(rec, config, _model(config, rec))
+            res = thresholds(rec, config, _model(rec))
             cmd = _command()
             write_outputs(
                 out,
@@ -228,7 +229,7 @@ def register(app: typer.Typer) -> None:
         results = []
         for ds in dataset:
             rec = record(config, ds, "test", limit, orchestrator, "ungated", engine=engine_)
-            results.append(mann_whitney(rec, config, _model(config, rec)))
+            results.append(mann_whitney(rec, config, _model(rec)))
         _write_table(
             out,
             "table4_" + "_".join(dataset),
@@ -572,10 +573,11 @@ def register(app: typer.Typer) -> None:
             )
 
 
-def _model(config: Any, rec: Any) -> Any:
+def _model(rec: Any) -> Any:
+    """The answerer as the recording was made or read (its configuration and call cache)."""
     from medgate.eval.runner import cached_model
 
-    return cached_model(config.model, config, rec.cache)
+    return cached_model(rec.config.model, rec.config, rec.cache)
 
 
 def _write_table(

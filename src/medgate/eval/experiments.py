@@ -35,6 +35,7 @@ from medgate.eval.runner import (
     RecordingSummary,
     Rounds,
     RunSpec,
+    Runtime,
     TrajectoryStore,
     build_runtime,
     cached_model,
@@ -44,6 +45,7 @@ from medgate.eval.runner import (
     store_dir,
     with_engine_threads,
     with_evidence,
+    with_recorded_threads,
 )
 from medgate.hrs.rarity import RarityCentroid
 
@@ -64,6 +66,9 @@ class Recording:
     store: TrajectoryStore
     centroid: RarityCentroid | None
     cache: CallCache
+    #: The configuration the items were recorded or read with: the one given, with the thread
+    #: count of the recording when none was configured (:func:`recorded_threads`).
+    config: MedgateConfig
 
     @property
     def recorded_k(self) -> int:
@@ -91,17 +96,38 @@ def record(
     split = dataset_split(dataset, config.data_dir, split_seed)
     items = split.part(split_name)[:limit] if limit else split.part(split_name)
     cache = cache or call_cache(config)
-    answerer = cached_model(config.model, config, cache)
-    centroid = existing_centroid(config, dataset, split.train, answerer) if use_centroid else None
-    runtime = build_runtime(
-        config, dataset, split, split_name, orchestrator, centroid, rounds, cache=cache
-    )
+
+    def assemble(config: MedgateConfig) -> tuple[Runtime, RarityCentroid | None]:
+        answerer = cached_model(config.model, config, cache)
+        centroid = (
+            existing_centroid(config, dataset, split.train, answerer) if use_centroid else None
+        )
+        runtime = build_runtime(
+            config, dataset, split, split_name, orchestrator, centroid, rounds, cache=cache
+        )
+        return runtime, centroid
+
+    runtime, centroid = assemble(config)
+    adopted = with_recorded_threads(config, runtime.spec)
+    if adopted is not None:
+        config = adopted
+        runtime, centroid = assemble(config)
     records, summary, store = record_split(
         runtime, items, store_dir(config), engine=engine, archive=config.recordings_dir
     )
     records = with_evidence(records, items)
     return Recording(
-        dataset, split_name, split, items, records, runtime.spec, summary, store, centroid, cache
+        dataset,
+        split_name,
+        split,
+        items,
+        records,
+        runtime.spec,
+        summary,
+        store,
+        centroid,
+        cache,
+        config,
     )
 
 
@@ -196,6 +222,7 @@ def provenance(rec: Recording, config: MedgateConfig) -> dict[str, Any]:
         "split_sizes": {"train": len(rec.split.train), "test": len(rec.split.test)},
         "model": config.model,
         "model_sha256": rec.spec.model_fingerprint,
+        "threads": rec.spec.threads,
         "orchestrator": rec.spec.orchestrator,
         "recorded_k": rec.recorded_k,
         "rounds_policy": rec.spec.rounds,

@@ -32,6 +32,7 @@ from medgate.eval.risk_eval import ItemLine, headline, item_lines, risk_figures,
 from medgate.eval.risk_fit import C_GRID, Recorded, fit_risk_model
 from medgate.eval.runner import (
     RecordedItem,
+    Runtime,
     TrajectoryStore,
     build_runtime,
     cached_model,
@@ -40,6 +41,7 @@ from medgate.eval.runner import (
     store_dir,
     with_engine_threads,
     with_evidence,
+    with_recorded_threads,
 )
 from medgate.hrs.features import FEATURE_SETS as FEATURE_NAMES
 from medgate.hrs.features import RARITY, needs_rounds
@@ -77,21 +79,29 @@ def recorded_items(
     config = with_engine_threads(config, engine)
     if not recorded_only:
         rec = record(config, dataset, split, limit, ORCHESTRATOR, "all", engine=engine)
-        records = _with_rarity(rec, config)
+        records = _with_rarity(rec)
         return records, rec.store.path.name, rec.spec.orchestrator
     parts = dataset_split(dataset, config.data_dir)
     items = parts.part(split)[:limit] if limit else parts.part(split)
     cache = call_cache(config)
-    answerer = cached_model(config.model, config, cache)
-    centroid = existing_centroid(config, dataset, parts.train, answerer)
-    runtime = build_runtime(config, dataset, parts, split, ORCHESTRATOR, centroid, "all", cache)
+
+    def assemble(config: MedgateConfig) -> Runtime:
+        answerer = cached_model(config.model, config, cache)
+        centroid = existing_centroid(config, dataset, parts.train, answerer)
+        return build_runtime(config, dataset, parts, split, ORCHESTRATOR, centroid, "all", cache)
+
+    runtime = assemble(config)
+    adopted = with_recorded_threads(config, runtime.spec)
+    if adopted is not None:
+        config = adopted
+        runtime = assemble(config)
     store = TrajectoryStore(store_dir(config), runtime.spec, config.recordings_dir)
     done = store.load()  # empty when not recorded yet
     records = with_evidence([done[i.id] for i in items if i.id in done], items)
     return records, store.path.name, runtime.spec.orchestrator
 
 
-def _with_rarity(rec: Recording, config: MedgateConfig) -> list[RecordedItem]:
+def _with_rarity(rec: Recording) -> list[RecordedItem]:
     # Recorded with a centroid, every item has rarity already: no embedding is asked for.
     complete = all(
         r.trajectory.iterations[0].value("rarity") is not None
@@ -100,7 +110,7 @@ def _with_rarity(rec: Recording, config: MedgateConfig) -> list[RecordedItem]:
     )
     if complete:
         return rec.records
-    return with_rarity(rec, cached_model(config.model, config, rec.cache))
+    return with_rarity(rec, cached_model(rec.config.model, rec.config, rec.cache))
 
 
 def own_context_share(records: Sequence[RecordedItem]) -> float | None:
@@ -365,7 +375,7 @@ def risk_on_recording(config: MedgateConfig, dataset: str, rec: Recording) -> Ri
     configured = "risk_threshold" in cfg.model_fields_set
     threshold = cfg.risk_threshold if configured else risk.model.operating_point.threshold
     lines = item_lines(
-        dataset, _with_rarity(rec, config), paper, risk, threshold, grid_config(paper, risk.model)
+        dataset, _with_rarity(rec), paper, risk, threshold, grid_config(paper, risk.model)
     )
     h = headline(lines, risk.model.operating_point.alpha)
     h["risk_model"] = {

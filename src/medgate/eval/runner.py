@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from medgate.backends.embedded import EMBEDDED_MODELS
 from medgate.backends.pool import forget_prompts
@@ -401,6 +401,49 @@ class TrajectoryStore(RunLog[RecordedItem]):
         manifest = self.archive.with_name(self.archive.name.removesuffix(".jsonl.gz") + ".json")
         manifest.write_text(self.spec.model_dump_json(indent=2) + "\n")
         return self.archive
+
+
+def recorded_threads(spec: RunSpec, archive: Path | None) -> int | None:
+    """The thread count of an archived recording that is ``spec`` in all but its thread count
+    (or is the every-round recording of it), when the archive holds none of ``spec``'s own
+    thread count; else ``None``.
+
+    A run whose thread count is not configured takes the one its recording was made with, so
+    that the repository's recordings are read, and resumed, with the numerics they were made
+    with instead of recorded again for this machine's core count. Only the archive counts: a
+    run started here and never archived does not hide the repository's recording (it is kept,
+    and read again with ``backend.n_threads`` set to its count).
+    """
+    if spec.threads is None or archive is None or not archive.is_dir():
+        return None
+    variants = [spec]
+    if spec.rounds == "ungated":
+        variants.append(spec.model_copy(update={"rounds": "all", "recording_gate": None}))
+    if any((archive / f"{TrajectoryStore.stem(v)}.jsonl.gz").is_file() for v in variants):
+        return None
+    wanted = {v.key() for v in variants}
+    for manifest in sorted(archive.glob(f"{spec.dataset}-{spec.split}-*.json")):
+        try:
+            other = RunSpec.model_validate_json(manifest.read_text())
+        except ValidationError:
+            continue  # not a recording's manifest
+        if other.threads is None or not manifest.with_suffix(".jsonl.gz").is_file():
+            continue
+        if other.model_copy(update={"threads": spec.threads}).key() in wanted:
+            return other.threads
+    return None
+
+
+def with_recorded_threads(config: MedgateConfig, spec: RunSpec) -> MedgateConfig | None:
+    """``config`` with the thread count of the archived recording :func:`recorded_threads`
+    finds for ``spec``, when ``config`` sets none; ``None`` when nothing is to change."""
+    if config.backend.n_threads is not None:
+        return None
+    threads = recorded_threads(spec, config.recordings_dir)
+    if threads is None:
+        return None
+    backend = config.backend.model_copy(update={"n_threads": threads})
+    return config.model_copy(update={"backend": backend})
 
 
 def every_round_store(

@@ -51,9 +51,10 @@ METRIC_HEADER = [
 
 def print_hrs(result: dict[str, Any]) -> None:
     p, t, m = result["provenance"], result["thresholds"], result["metrics"]
+    threads = f", {p['threads']} thread(s)" if p.get("threads") else ""
     typer.echo(
         f"{p['dataset']} {p['split']}: {p['n_items']} items, model {p['model']} "
-        f"(sha256 {p['model_sha256'][:16]}...), orchestrator {p['orchestrator']}"
+        f"(sha256 {p['model_sha256'][:16]}...{threads}), orchestrator {p['orchestrator']}"
     )
     typer.echo(
         f"thresholds tau_e={t['tau_e']} tau_p={t['tau_p']} gate={t['gate_e']}/{t['gate_p']} "

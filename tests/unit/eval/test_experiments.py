@@ -54,6 +54,7 @@ def recording(tmp_path: Path) -> Recording:
         store=TrajectoryStore(tmp_path, spec),
         centroid=None,
         cache=CallCache(tmp_path / "c.sqlite"),
+        config=load_config(cache_dir=tmp_path, model="fake:m", hrs={"max_iterations": 2}),
     )
 
 

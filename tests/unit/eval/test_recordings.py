@@ -18,7 +18,10 @@ from medgate.eval.runner import (
     TrajectoryStore,
     every_round_store,
     model_threads,
+    recorded_threads,
+    store_dir,
     with_engine_threads,
+    with_recorded_threads,
 )
 
 from .helpers import recorded
@@ -168,3 +171,75 @@ def test_a_recording_writes_its_archive_as_it_goes_and_at_the_end(
     assert seen == [0, 2, 2]  # written after the second item, then once more at the end
     (path,) = archive.glob("*.jsonl.gz")
     assert lines(path) == 3
+
+
+def _archived(archive: Path, spec: RunSpec) -> None:
+    store = TrajectoryStore(archive.parent / "cache-of-another-machine", spec, archive)
+    store.append(recorded("a", "yes", ("yes", 0.2, 0.1)))
+    store.save_archive()
+
+
+def test_an_archived_recording_with_another_thread_count_is_found(tmp_path: Path) -> None:
+    archive = tmp_path / "recordings"
+    assert recorded_threads(_spec(2), archive) is None  # no archive yet
+    _archived(archive, _spec(1))
+    assert recorded_threads(_spec(2), archive) == 1
+    # The every-round recording serves a run recorded past the gate, as it does for one thread.
+    ungated = _spec(2).model_copy(update={"rounds": "ungated", "recording_gate": (0.5, 0.4)})
+    assert recorded_threads(ungated, archive) == 1
+    # Its own thread count archived: nothing to take.
+    assert recorded_threads(_spec(1), archive) is None
+    # Anything else different is another recording; no thread count (a served model) has none.
+    assert recorded_threads(_spec(2).model_copy(update={"model_fingerprint": "x"}), archive) is None
+    assert recorded_threads(_spec(None), archive) is None
+    assert recorded_threads(_spec(2), None) is None
+
+
+def test_a_configured_thread_count_is_never_replaced(tmp_path: Path) -> None:
+    archive = tmp_path / "recordings"
+    _archived(archive, _spec(1))
+    explicit = load_config(cache_dir=tmp_path, recordings_dir=archive, backend={"n_threads": 2})
+    assert with_recorded_threads(explicit, _spec(2)) is None
+    unset = load_config(cache_dir=tmp_path, recordings_dir=archive)
+    if unset.backend.n_threads is None:  # not set by the environment running the tests
+        adopted = with_recorded_threads(unset, _spec(2))
+        assert adopted is not None and adopted.backend.n_threads == 1
+
+
+def test_a_run_without_a_thread_count_reads_the_recording_made_with_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from medgate.eval import runner
+    from medgate.eval.data import dataset_split
+    from medgate.eval.experiments import record
+    from medgate.eval.runner import build_runtime
+
+    from .helpers import write_dataset
+
+    monkeypatch.delenv("MEDGATE_BACKEND__N_THREADS", raising=False)
+    # The scripted model stands in for llama.cpp, whose thread count names its recordings.
+    monkeypatch.setattr(runner, "LLAMACPP_BACKENDS", frozenset({"fake"}))
+    rows = [
+        {"id": f"q{i}", "question": f"Q{i}?", "context": "C.", "label": "yes"} for i in range(8)
+    ]
+    dataset = f"jsonl:{write_dataset(tmp_path / 'd.jsonl', rows)}::yes,no"
+    archive = tmp_path / "recordings"
+    made = load_config(
+        cache_dir=tmp_path / "a", model="fake:m", data_dir=tmp_path, recordings_dir=archive,
+        backend={"n_threads": 64},
+    )  # fmt: skip
+    parts = dataset_split(dataset, made.data_dir)
+    spec = build_runtime(made, dataset, parts, "test", "retrieval", None, "all").spec
+    assert spec.threads == 64
+    store = TrajectoryStore(store_dir(made), spec, archive)
+    for item in parts.test:
+        store.append(recorded(item.id, item.gold, ("yes", 0.2, 0.1)))
+    store.save_archive()
+    # Another machine, thread count unset: the archived recording is read, nothing recorded.
+    here = load_config(
+        cache_dir=tmp_path / "b", model="fake:m", data_dir=tmp_path, recordings_dir=archive
+    )
+    rec = record(here, dataset, "test", rounds="ungated", use_centroid=False)
+    assert rec.summary.recorded == 0 and rec.summary.reused == len(parts.test)
+    assert rec.spec.threads == 64 and rec.config.backend.n_threads == 64
+    assert rec.store.path.name == store.path.name
