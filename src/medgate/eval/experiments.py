@@ -78,6 +78,37 @@ class Recording:
         return k
 
 
+def recording_runtime(
+    config: MedgateConfig,
+    dataset: str,
+    split: Split,
+    split_name: str,
+    orchestrator: str,
+    rounds: Rounds,
+    cache: CallCache,
+    use_centroid: bool = True,
+) -> tuple[MedgateConfig, Runtime, RarityCentroid | None]:
+    """The runtime to record or read ``split_name`` with, and the configuration it was built
+    from: ``config``, with the thread count of the archived recording when ``config`` sets
+    none and the archive has one of another count only (:func:`with_recorded_threads`)."""
+
+    def assemble(config: MedgateConfig) -> tuple[Runtime, RarityCentroid | None]:
+        answerer = cached_model(config.model, config, cache)
+        centroid = (
+            existing_centroid(config, dataset, split.train, answerer) if use_centroid else None
+        )
+        runtime = build_runtime(
+            config, dataset, split, split_name, orchestrator, centroid, rounds, cache=cache
+        )
+        return runtime, centroid
+
+    runtime, centroid = assemble(config)
+    adopted = with_recorded_threads(config, runtime.spec)
+    if adopted is None:
+        return config, runtime, centroid
+    return adopted, *assemble(adopted)
+
+
 def record(
     config: MedgateConfig,
     dataset: str,
@@ -96,22 +127,9 @@ def record(
     split = dataset_split(dataset, config.data_dir, split_seed)
     items = split.part(split_name)[:limit] if limit else split.part(split_name)
     cache = cache or call_cache(config)
-
-    def assemble(config: MedgateConfig) -> tuple[Runtime, RarityCentroid | None]:
-        answerer = cached_model(config.model, config, cache)
-        centroid = (
-            existing_centroid(config, dataset, split.train, answerer) if use_centroid else None
-        )
-        runtime = build_runtime(
-            config, dataset, split, split_name, orchestrator, centroid, rounds, cache=cache
-        )
-        return runtime, centroid
-
-    runtime, centroid = assemble(config)
-    adopted = with_recorded_threads(config, runtime.spec)
-    if adopted is not None:
-        config = adopted
-        runtime, centroid = assemble(config)
+    config, runtime, centroid = recording_runtime(
+        config, dataset, split, split_name, orchestrator, rounds, cache, use_centroid
+    )
     records, summary, store = record_split(
         runtime, items, store_dir(config), engine=engine, archive=config.recordings_dir
     )

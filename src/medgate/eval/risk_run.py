@@ -27,21 +27,17 @@ from medgate.config import HRSConfig, MedgateConfig, SuccessRule
 from medgate.errors import ConfigError
 from medgate.eval.data import dataset_split
 from medgate.eval.engines import Engine
-from medgate.eval.experiments import Recording, record, with_rarity
+from medgate.eval.experiments import Recording, record, recording_runtime, with_rarity
 from medgate.eval.risk_eval import ItemLine, headline, item_lines, risk_figures, write_items
 from medgate.eval.risk_fit import C_GRID, Recorded, fit_risk_model
 from medgate.eval.runner import (
     RecordedItem,
-    Runtime,
     TrajectoryStore,
-    build_runtime,
     cached_model,
     call_cache,
-    existing_centroid,
     store_dir,
     with_engine_threads,
     with_evidence,
-    with_recorded_threads,
 )
 from medgate.hrs.features import FEATURE_SETS as FEATURE_NAMES
 from medgate.hrs.features import RARITY, needs_rounds
@@ -83,18 +79,9 @@ def recorded_items(
         return records, rec.store.path.name, rec.spec.orchestrator
     parts = dataset_split(dataset, config.data_dir)
     items = parts.part(split)[:limit] if limit else parts.part(split)
-    cache = call_cache(config)
-
-    def assemble(config: MedgateConfig) -> Runtime:
-        answerer = cached_model(config.model, config, cache)
-        centroid = existing_centroid(config, dataset, parts.train, answerer)
-        return build_runtime(config, dataset, parts, split, ORCHESTRATOR, centroid, "all", cache)
-
-    runtime = assemble(config)
-    adopted = with_recorded_threads(config, runtime.spec)
-    if adopted is not None:
-        config = adopted
-        runtime = assemble(config)
+    config, runtime, _ = recording_runtime(
+        config, dataset, parts, split, ORCHESTRATOR, "all", call_cache(config)
+    )
     store = TrajectoryStore(store_dir(config), runtime.spec, config.recordings_dir)
     done = store.load()  # empty when not recorded yet
     records = with_evidence([done[i.id] for i in items if i.id in done], items)

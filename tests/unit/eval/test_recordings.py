@@ -243,3 +243,8 @@ def test_a_run_without_a_thread_count_reads_the_recording_made_with_another(
     assert rec.summary.recorded == 0 and rec.summary.reused == len(parts.test)
     assert rec.spec.threads == 64 and rec.config.backend.n_threads == 64
     assert rec.store.path.name == store.path.name
+    # `medgate eval risk --recorded-only` reads it the same way.
+    from medgate.eval.risk_run import recorded_items
+
+    records, name, _ = recorded_items(here, dataset, "test", None, recorded_only=True)
+    assert name == store.path.name and len(records) == len(parts.test)
