@@ -392,6 +392,24 @@ def test_latency_is_timed_one_request_at_a_time() -> None:
         measure_latency(asked.append, [])
 
 
+def test_latency_p95_interpolates_as_the_other_reports_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from medgate.careguard import request_safety_report
+
+    clock = [0.0]
+    monkeypatch.setattr(
+        request_safety_report, "time", SimpleNamespace(perf_counter=lambda: clock[0])
+    )
+
+    def screen(question: str) -> None:  # each request takes its own number of seconds
+        clock[0] += float(question)
+
+    latency = request_safety_report.measure_latency(screen, [str(s) for s in range(1, 21)])
+    # numpy's linear interpolation over 1..20 s, not the nearest rank (20 s).
+    assert latency.p95_s == pytest.approx(19.05) and latency.max_s == 20.0
+
+
 def test_the_markdown_report_names_every_part() -> None:
     from medgate.careguard.request_safety import SplitMetrics
     from medgate.careguard.request_safety_report import RequestSafetyReport, markdown
