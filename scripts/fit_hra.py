@@ -46,7 +46,7 @@ def _fmt(a: object) -> str:
     ci = getattr(a, "ci", None)
     if v is None:
         return "n/a"
-    return f"{v:.3f} ({ci[0]:.2f}-{ci[1]:.2f})" if ci else f"{v:.3f}"
+    return f"{v:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{v:.3f}"
 
 
 def drafts_markdown(d: DraftsReport | None) -> str:
