@@ -416,9 +416,8 @@ def recorded_threads(spec: RunSpec, archive: Path | None) -> int | None:
     """
     if spec.threads is None or archive is None or not archive.is_dir():
         return None
-    variants = [spec]
-    if spec.rounds == "ungated":
-        variants.append(spec.model_copy(update={"rounds": "all", "recording_gate": None}))
+    full = every_round_spec(spec)
+    variants = [spec] if full is None else [spec, full]
     if any((archive / f"{TrajectoryStore.stem(v)}.jsonl.gz").is_file() for v in variants):
         return None
     wanted = {v.key() for v in variants}
@@ -446,21 +445,24 @@ def with_recorded_threads(config: MedgateConfig, spec: RunSpec) -> MedgateConfig
     return config.model_copy(update={"backend": backend})
 
 
+def every_round_spec(spec: RunSpec) -> RunSpec | None:
+    """For a recording with rounds only past the gate, the same spec with every round: its
+    items are a superset of what this one would record (the same baseline, and the rounds of
+    every item rather than of the failing ones); ``None`` for any other recording."""
+    if spec.rounds != "ungated":
+        return None
+    return spec.model_copy(update={"rounds": "all", "recording_gate": None})
+
+
 def every_round_store(
     root: Path, spec: RunSpec, archive: Path | None = None
 ) -> TrajectoryStore | None:
-    """For a recording with rounds only past the gate, the recording with every round under
-    otherwise the same spec, if one exists: its items are a superset of what this one would
-    record (the same baseline, and the rounds of every item rather than of the failing ones),
-    so they are read instead of recorded again."""
-    if spec.rounds != "ungated":
+    """The recording of :func:`every_round_spec` if one exists, so that its items are read
+    instead of recorded again."""
+    full = every_round_spec(spec)
+    if full is None or not TrajectoryStore.exists(root, full, archive):
         return None
-    full = spec.model_copy(update={"rounds": "all", "recording_gate": None})
-    return (
-        TrajectoryStore(root, full, archive)
-        if TrajectoryStore.exists(root, full, archive)
-        else None
-    )
+    return TrajectoryStore(root, full, archive)
 
 
 def _forget_prompts(runtime: Runtime) -> None:
