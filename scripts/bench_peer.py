@@ -1,11 +1,14 @@
 """What a second model (``hrs.peer_model``) costs a whole ``medgate ask``: alternating runs of
 the same question with and without it, each a fresh process, so the figures include loading.
+With ``--answerer SPEC``, what answering with SPEC instead of the default model costs.
 
 Reported: each run's wall seconds and peak resident memory, the gate's own seconds (the
 verdict's ``timings``), and the ratio of medians and median of per-pair ratios (pairs run back
 to back, so a shared machine's load moves both alike).
 
 Run: python scripts/bench_peer.py --runs 5 --out docs/results/bench_peer.json
+     python scripts/bench_peer.py --runs 5 --answerer embedded:qwen2.5-coder-1.5b \
+         --out docs/results/bench_answerer.json
 """
 
 from __future__ import annotations
@@ -27,10 +30,14 @@ CONTEXT = (
 )
 
 
-def one_run(context: Path, peer: str | None) -> dict[str, float]:
-    env = {k: v for k, v in os.environ.items() if k != "MEDGATE_HRS__PEER_MODEL"}
-    if peer:
-        env["MEDGATE_HRS__PEER_MODEL"] = peer
+#: The settings a run is compared with and without; they are cleared from the environment of
+#: the run without them.
+VARIED = ("MEDGATE_HRS__PEER_MODEL", "MEDGATE_MODEL")
+
+
+def one_run(context: Path, settings: dict[str, str]) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if k not in VARIED}
+    env.update(settings)
     medgate = Path(sys.executable).with_name("medgate")
     argv = [str(medgate), "ask", QUESTION, "--context-file", str(context), "--json"]
     t0 = time.perf_counter()
@@ -40,7 +47,7 @@ def one_run(context: Path, peer: str | None) -> dict[str, float]:
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
     if status != 0:
-        raise SystemExit(f"medgate ask failed (status {status}) with peer={peer}")
+        raise SystemExit(f"medgate ask failed (status {status}) with {settings or 'defaults'}")
     verdict = json.loads(out)
     return {
         "seconds": seconds,
@@ -53,19 +60,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--peer", default="embedded:qwen2.5-coder-1.5b")
+    parser.add_argument("--answerer", help="compare this answering model with the default")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
+    if args.answerer:
+        settings = {"MEDGATE_MODEL": args.answerer}
+    else:
+        settings = {"MEDGATE_HRS__PEER_MODEL": args.peer}
     with tempfile.TemporaryDirectory() as tmp:
         context = Path(tmp) / "context.txt"
         context.write_text(CONTEXT + "\n")
-        pairs = [(one_run(context, None), one_run(context, args.peer)) for _ in range(args.runs)]
+        pairs = [(one_run(context, {}), one_run(context, settings)) for _ in range(args.runs)]
 
     def median(which: int, key: str) -> float:
         return statistics.median(p[which][key] for p in pairs)
 
     report = {
         "runs": args.runs,
-        "peer": args.peer,
+        **({"answerer": args.answerer} if args.answerer else {"peer": args.peer}),
+        "with": settings,
         "pairs": pairs,
         "median_seconds": {"without": median(0, "seconds"), "with": median(1, "seconds")},
         "median_gate_seconds": {
