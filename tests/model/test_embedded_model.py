@@ -121,11 +121,20 @@ def test_medgate_ask_on_pubmedqa_gives_signals_in_range_and_repeats(
         assert other["value"] == pytest.approx(s["value"], abs=1e-6)
 
 
-def test_a_fresh_install_decides_with_the_shipped_risk_model(tmp_path: Path) -> None:
+def test_a_fresh_install_decides_with_the_shipped_risk_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import hashlib
 
     from medgate.hrs.risk import SHIPPED_DIR, artifact_name
 
+    # A cache directory of its own, as a fresh install has: a risk model fitted on this machine
+    # (`medgate eval risk` writes one into the cache) would rightly win over the shipped one.
+    # Only the assembled model files are shared, so that nothing is assembled again.
+    fresh = tmp_path / "cache"
+    fresh.mkdir()
+    (fresh / "models").symlink_to(load_config().cache_dir / "models", target_is_directory=True)
+    monkeypatch.setenv("MEDGATE_CACHE_DIR", str(fresh))
     sha = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].sha256
     # The shipped default: of the models that read no knowledge round, the one with the higher
     # calibration AUROC (docs/hrs.md).
