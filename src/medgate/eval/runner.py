@@ -357,11 +357,15 @@ class TrajectoryStore(RunLog[RecordedItem]):
         return f"{spec.dataset}-{spec.split}-{spec.key()}"
 
     @classmethod
+    def archived(cls, spec: RunSpec, archive: Path) -> Path:
+        """Where the recording of ``spec`` is archived in the directory ``archive``."""
+        return archive / f"{cls.stem(spec)}.jsonl.gz"
+
+    @classmethod
     def paths(cls, root: Path, spec: RunSpec, archive: Path | None) -> tuple[Path, Path | None]:
         """The recording's run log and its archived copy (``None`` without an archive)."""
-        stem = cls.stem(spec)
-        archived = archive / f"{stem}.jsonl.gz" if archive is not None else None
-        return root / "trajectories" / f"{stem}.jsonl", archived
+        archived = cls.archived(spec, archive) if archive is not None else None
+        return root / "trajectories" / f"{cls.stem(spec)}.jsonl", archived
 
     @classmethod
     def exists(cls, root: Path, spec: RunSpec, archive: Path | None = None) -> bool:
@@ -418,7 +422,7 @@ def recorded_threads(spec: RunSpec, archive: Path | None) -> int | None:
         return None
     full = every_round_spec(spec)
     variants = [spec] if full is None else [spec, full]
-    if any((archive / f"{TrajectoryStore.stem(v)}.jsonl.gz").is_file() for v in variants):
+    if any(TrajectoryStore.archived(v, archive).is_file() for v in variants):
         return None
     wanted = {v.key() for v in variants}
     for manifest in sorted(archive.glob(f"{spec.dataset}-{spec.split}-*.json")):
