@@ -23,14 +23,18 @@ from medgate.backends.pool import ModelPool
 from medgate.careguard.build import build_careguard
 from medgate.config import MedgateConfig
 from medgate.events import Gate
+from medgate.gates.deferred import DeferredGate
 from medgate.gates.full import FullPipeline
 from medgate.gates.routing import RoutingGate
 from medgate.hrs.build import build_hrs_gate
 from medgate.hrs.rarity import rarity_artifact_path
 from medgate.plugins import Registry
+from medgate.records import Case
+from medgate.routing import choose_route
 
 __all__ = [
     "PROFILES",
+    "DeferredGate",
     "GateBuilder",
     "ModelPool",
     "RoutingGate",
@@ -52,9 +56,17 @@ PROFILES: Registry[GateBuilder] = Registry("medgate.profiles", "profile")
 """The gate profiles, by name."""
 
 
-def build_routing_gate(config: MedgateConfig, pool: ModelPool) -> RoutingGate:
+def build_routing_gate(
+    config: MedgateConfig, pool: ModelPool, *, defer: bool = False
+) -> RoutingGate:
     """Closed research questions to the HRS gate, patient questions to CareGuard (triage
-    first); see :mod:`medgate.routing`. Both share the pool's models."""
+    first); see :mod:`medgate.routing`. Both share the pool's models. With ``defer`` each route's
+    gate is assembled when the first case reaches it (:class:`DeferredGate`)."""
+    if defer:
+        return RoutingGate(
+            research=DeferredGate(lambda: build_hrs_gate(config, pool)),
+            patient=DeferredGate(lambda: build_careguard(config, pool)),
+        )
     return RoutingGate(research=build_hrs_gate(config, pool), patient=build_careguard(config, pool))
 
 
@@ -67,6 +79,23 @@ def build_full_pipeline(config: MedgateConfig, pool: ModelPool) -> FullPipeline:
     )
 
 
-def build_gate(config: MedgateConfig, pool: ModelPool | None = None) -> Gate:
-    """The gate ``config.profile`` names, with its models loaded."""
-    return PROFILES.load(config.profile)(config, pool or ModelPool(config))
+def build_gate(
+    config: MedgateConfig, pool: ModelPool | None = None, *, first_case: Case | None = None
+) -> Gate:
+    """The gate ``config.profile`` names, with its models loaded.
+
+    ``first_case`` is for an entry point that decides one case (``ask``, ``care``): the
+    ``route`` profile then assembles the route that case takes now and the other only if a case
+    ever reaches it, so a research question does not load CareGuard's models. A configuration
+    error in the route the case takes still stops the entry point before the case is decided.
+    Other profiles, and entry points that decide many cases, assemble everything now.
+    """
+    builder = PROFILES.load(config.profile)
+    pool = pool or ModelPool(config)
+    if first_case is None or builder is not build_routing_gate:
+        return builder(config, pool)
+    gate = build_routing_gate(config, pool, defer=True)
+    route = gate.gates[choose_route(first_case).route]
+    if isinstance(route, DeferredGate):
+        route.gate()
+    return gate

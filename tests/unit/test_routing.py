@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from medgate.config import CareGuardConfig, load_config
 from medgate.events import Event, EventKind, EventSink, discard
 from medgate.hrs import ModelOrchestrator
 from medgate.hrs.gate import HRSGate
-from medgate.pipeline import PROFILES, RoutingGate, build_gate
+from medgate.pipeline import PROFILES, DeferredGate, RoutingGate, build_gate
 from medgate.records import Case, LabelSet, Status
 from medgate.routing import PERSONAL_VOICE, Route, RouteChoice, choose_route
 from medgate.verdict import Verdict
@@ -153,6 +154,78 @@ def test_route_is_the_default_profile() -> None:
     assert isinstance(gate, RoutingGate)
     assert isinstance(gate.gates[Route.RESEARCH], HRSGate)
     assert isinstance(gate.gates[Route.PATIENT], CareGuardGate)
+
+
+class Counting:
+    """A gate builder that counts its builds and can be told to fail."""
+
+    def __init__(self, gate: Any, fail: bool = False) -> None:
+        self.gate, self.fail, self.builds = gate, fail, 0
+
+    def __call__(self) -> Any:
+        self.builds += 1
+        if self.fail:
+            raise RuntimeError("encoder missing")
+        return self.gate
+
+
+def test_a_deferred_route_is_assembled_by_its_first_case_only() -> None:
+    rig = Rig()
+    research, patient = (
+        Counting(rig.gate.gates[Route.RESEARCH]),
+        Counting(rig.gate.gates[Route.PATIENT]),
+    )
+    gate = RoutingGate(research=DeferredGate(research), patient=DeferredGate(patient))
+    case = Case(question="Does drug X reduce mortality?", context=ABSTRACT)
+    assert (research.builds, patient.builds) == (0, 0)
+    assert gate.check(case).answer == "yes"
+    assert gate.check(case).answer == "yes"
+    assert (research.builds, patient.builds) == (1, 0)  # CareGuard's models never loaded
+    assert gate.check(Case(question=TODDLER)).trace.stages["route"].route is Route.PATIENT
+    assert patient.builds == 1
+
+
+def test_the_deferred_route_is_built_once_for_cases_on_many_threads() -> None:
+    rig = Rig()
+    research = Counting(rig.gate.gates[Route.RESEARCH])
+    deferred = DeferredGate(research)
+    case = Case(question="Does drug X reduce mortality?", context=ABSTRACT)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        gates = list(pool.map(lambda _: deferred.gate(), range(8)))
+    assert research.builds == 1 and all(g is gates[0] for g in gates)
+    assert deferred.check(case).status is Status.RELEASED
+
+
+def test_a_route_that_fails_to_assemble_holds_the_case_and_is_tried_again() -> None:
+    rig = Rig()
+    patient = Counting(rig.gate.gates[Route.PATIENT], fail=True)
+    gate = RoutingGate(research=rig.gate.gates[Route.RESEARCH], patient=DeferredGate(patient))
+    verdict = gate.check(Case(question=TODDLER))
+    assert verdict.status is Status.ESCALATED and verdict.answer is None
+    assert verdict.trace.errors == ["careguard gate raised RuntimeError: encoder missing"]
+    patient.fail = False
+    assert gate.check(Case(question=TODDLER)).trace.errors == []
+    assert patient.builds == 2
+
+
+def test_one_case_entry_points_assemble_only_the_route_the_case_takes() -> None:
+    config = load_config(model="fake")
+    research = build_gate(config, first_case=Case(question="Does X work?", labels=LabelSet.YES_NO))
+    patient = build_gate(config, first_case=Case(question=TODDLER))
+    assert isinstance(research, RoutingGate) and isinstance(patient, RoutingGate)
+    for gate, taken, other in (
+        (research, Route.RESEARCH, Route.PATIENT),
+        (patient, Route.PATIENT, Route.RESEARCH),
+    ):
+        now, later = gate.gates[taken], gate.gates[other]
+        assert isinstance(now, DeferredGate) and isinstance(later, DeferredGate)
+        assert isinstance(now.built, HRSGate if taken is Route.RESEARCH else CareGuardGate)
+        assert later.built is None
+    # Another profile has no routes to defer: it is assembled whole, as for the service.
+    hrs_only = build_gate(
+        config.model_copy(update={"profile": "hrs"}), first_case=Case(question=TODDLER)
+    )
+    assert isinstance(hrs_only, HRSGate)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

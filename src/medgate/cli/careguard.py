@@ -130,7 +130,7 @@ def care(
     patient = parse_answers(answers)
     config = config_with(model, profile)
     pool = ModelPool(config)
-    gate = build_gate(config, pool)
+    gate = build_gate(config, pool, first_case=make_care_case(question, patient))
 
     def check(patient: dict[str, str]) -> tuple[CaseRecord, str | None]:
         record = decide(

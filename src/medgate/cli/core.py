@@ -198,7 +198,8 @@ def register(app: typer.Typer) -> None:
         from medgate.pipeline import build_gate
 
         pool = ModelPool(config)
-        gate = build_gate(config, pool)
+        # One case: only the route it takes is assembled (no CareGuard models for research).
+        gate = build_gate(config, pool, first_case=case)
         record = decide(gate, case, entry="ask", config=config, pool=pool)
         logged, failure = keep(record, config, log=not no_log)
         if as_json:
