@@ -1,10 +1,11 @@
 """Recompute every headline figure of the risk rule's tables from the committed item logs.
 
-For each ``docs/results/risk_<dataset>.json`` the figures are computed again from its
-``items/<dataset>_test.jsonl.gz`` (one line per test item: gold, baseline answer, signals, risk,
-status under each rule) and compared with the table; so are the paper rule's figures and the
-signals' AUROCs in ``eval_hrs_<dataset>_test_n<N>.json`` when that table was written from the
-same recording. The risk section of every ``eval_hrs_<dataset>_test_n<N>.json`` in the folder
+For each ``risk_<dataset>.json`` in ``docs/results`` or below it (``medgate eval risk --write``)
+the figures are computed again from the ``items/<dataset>_test.jsonl.gz`` beside it (one line
+per test item: gold, baseline answer, signals, risk, status under each rule) and compared with
+the table; so are the paper rule's figures and the signals' AUROCs in the
+``eval_hrs_<dataset>_test_n<N>.json`` beside it when that table was written from the same
+recording. The risk section of every ``eval_hrs_<dataset>_test_n<N>.json`` in the folder
 or below it (e.g. another answerer's tables, ``answerer_1.5b/``) is computed again from the
 ``items/<dataset>_test.jsonl.gz`` written beside it. Any difference is printed and the script
 exits 1. Run it from the repository's root: ``python scripts/recompute_results.py``.
@@ -102,27 +103,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path("docs/results"))
     args = parser.parse_args(argv)
-    tables = sorted(args.results.glob("risk_*.json"))
+    tables = sorted(args.results.rglob("risk_*.json"))
     eval_tables = sorted(args.results.rglob("eval_hrs_*_test_n*.json"))
     if not tables and not eval_tables:
         print(f"no risk tables in {args.results}")
         return 1
     failed = 0
-    for path in tables:
+    for path in list(tables):
         table = json.loads(path.read_text())
+        if "headline" not in table or "items" not in table:
+            print(f"({path.relative_to(args.results)} is not a table of an item log: not checked)")
+            tables.remove(path)
+            continue
         committed = table["headline"]
-        lines = read_items(args.results / table["items"])
+        lines = read_items(path.parent / table["items"])
         again = headline(lines, committed["risk_rule"]["alpha"])
-        diffs = differences(committed, again) + eval_hrs_differences(args.results, table, again)
+        diffs = differences(committed, again) + eval_hrs_differences(path.parent, table, again)
         r, p = again["risk_rule"], again["paper_rule"]
         print(
-            f"{table['dataset']}: {again['n']} items, risk AUROC {again['risk_auroc']['value']}, "
+            f"{path.relative_to(args.results)}: {again['n']} items, "
+            f"risk AUROC {again['risk_auroc']['value']}, "
             f"risk rule escalates {r['escalation_rate']} (safety gain {r['safety_gain']}, "
             f"lift {r['lift']}, released error {r['error_rate']}), paper rule escalates "
             f"{p['escalation_rate']} (safety gain {p['safety_gain']})"
         )
         for d in diffs:
-            print(f"  MISMATCH {path.name}{d}")
+            print(f"  MISMATCH {path.relative_to(args.results)}{d}")
         failed += bool(diffs)
     for path in eval_tables:
         found = risk_section_differences(args.results, path)

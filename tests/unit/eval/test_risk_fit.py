@@ -331,6 +331,26 @@ def test_the_recompute_script_catches_a_changed_number(
     assert code == 1 and "lift" in stdout
 
 
+def test_the_recompute_script_checks_a_risk_table_in_a_subfolder_against_its_own_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Another answerer's `medgate eval risk --write` output, kept in a folder of its own.
+    other = tmp_path / "answerer_other"
+    lines = [_line(0, True, 0.1, False, True), _line(1, False, 0.9, True, True)]
+    write_items(lines, other / "items" / "d_test.jsonl.gz")
+    table = {"dataset": "d", "items": "items/d_test.jsonl.gz", "headline": headline(lines, 0.2)}
+    (other / "risk_d.json").write_text(json.dumps(table))
+    # The top folder's item log of the same dataset is another model's: never the one read.
+    write_items([_line(0, False, 0.1, False, True)], tmp_path / "items" / "d_test.jsonl.gz")
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 0, stdout
+    assert "answerer_other/risk_d.json: 2 items" in stdout
+    table["headline"]["risk_rule"]["lift"] = 3.0
+    (other / "risk_d.json").write_text(json.dumps(table))
+    code, stdout = _recompute(tmp_path, capsys)
+    assert code == 1 and "MISMATCH answerer_other/risk_d.json" in stdout
+
+
 def test_the_recompute_script_checks_an_eval_hrs_risk_section_in_a_subfolder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
