@@ -1,6 +1,7 @@
 """What any threshold on a risk score could reach on a test split: the frontier behind the targets.
 
-For each committed item log (``docs/results/items/<dataset>_test.jsonl.gz``: one line per test
+For each committed item log (default: the embedded 0.5B's,
+``docs/results/answerer_0.5b/items/<dataset>_test.jsonl.gz``: one line per test
 item with ``risk`` and ``correct``), every threshold on ``risk`` is tried (escalate the items
 scoring above it) and the script reports, beside the deployed operating point read from the
 log's ``escalated`` field:
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from medgate.eval.risk_eval import read_items
 
-ITEMS = Path(__file__).resolve().parents[1] / "docs" / "results" / "items"
+ITEMS = Path(__file__).resolve().parents[1] / "docs" / "results" / "answerer_0.5b" / "items"
 
 
 @dataclass(frozen=True)

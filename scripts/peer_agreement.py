@@ -4,7 +4,8 @@ For each of the first N test items of a dataset, the second model (default: the 
 answers exactly the answering model's baseline prompt, greedily, and only its label at the
 answer slot is kept: what ``hrs.peer_model`` adds to each probe (medgate.hrs.probe). Its label
 is compared with the answering model's baseline answer in the committed item log
-(``docs/results/items/<dataset>_test.jsonl.gz``, written by ``medgate eval risk --write``).
+(``docs/results/answerer_0.5b/items/<dataset>_test.jsonl.gz``, written by ``medgate eval risk
+--write``).
 
 Reported: both models' accuracy on the items; how often they agree; the answering model's
 accuracy where they agree and where they do not; the AUROC of disagreement for a wrong answer
@@ -278,7 +279,9 @@ def main() -> int:
         ask(args.dataset, args.split, args.limit, args.peer, args.out)
     if args.split == "train":
         return 0  # training answers feed the risk model's fitting; nothing to compare here
-    items_log = ROOT / "docs" / "results" / "items" / f"{args.dataset}_test.jsonl.gz"
+    items_log = (
+        ROOT / "docs" / "results" / "answerer_0.5b" / "items" / f"{args.dataset}_test.jsonl.gz"
+    )
     summary = summarise(args.dataset, args.out, items_log)
     text = json.dumps(summary, indent=1)
     args.out.with_suffix(".summary.json").write_text(text + "\n")

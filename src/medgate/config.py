@@ -29,13 +29,27 @@ from pydantic_settings import (
 
 from medgate.errors import ConfigError
 
-DEFAULT_MODEL = "embedded:qwen2.5-coder-0.5b"
-#: The embedded model CareGuard drafts answers with, and reads the yes/no stance of, while the
-#: top-level ``model`` is the embedded default: on general health questions its first drafts
-#: were labelled wrong under a third as often as the 0.5B's, and it answers "no" to plainly
-#: dangerous home practices that the 0.5B endorses (docs/results/generators.md). A ``model``
-#: chosen by the user fills every role unless a role names its own.
+#: The embedded answerer: on the three 200-item test splits it was right more often than the
+#: 0.5B and, deciding with its own shipped risk model, released fewer wrong answers while
+#: escalating fewer (docs/hrs.md, "Which embedded model answers by default").
+DEFAULT_MODEL = "embedded:qwen2.5-coder-1.5b"
+#: The smaller embedded model: CareGuard's triage controller and its SRA and HRA judges while
+#: ``model`` is the embedded default, as CareGuard was evaluated (docs/results/careguard.md;
+#: docs/careguard.md measures the 1.5B in those roles).
+SMALL_EMBEDDED_MODEL = "embedded:qwen2.5-coder-0.5b"
+#: The embedded model CareGuard drafts answers with, and reads the yes/no stance of: on general
+#: health questions its first drafts were labelled wrong under a third as often as the 0.5B's,
+#: and it answers "no" to plainly dangerous home practices that the 0.5B endorses
+#: (docs/results/generators.md).
 DEFAULT_GENERATOR_MODEL = "embedded:qwen2.5-coder-1.5b"
+#: CareGuard's role models while ``model`` is the embedded default. A ``model`` chosen by the
+#: user fills every role unless a role names its own.
+DEFAULT_ROLE_MODELS = {
+    "generator": DEFAULT_GENERATOR_MODEL,
+    "controller": SMALL_EMBEDDED_MODEL,
+    "sra": SMALL_EMBEDDED_MODEL,
+    "hra": SMALL_EMBEDDED_MODEL,
+}
 
 
 def default_cache_dir() -> Path:
@@ -479,16 +493,20 @@ SELF_CHECK_THRESHOLDS = {"statements": 0.1927, "answer": 0.1452}
 class CareGuardConfig(Section):
     """The CareGuard pipeline: triage, generation, SRA/HRA evaluation and refinement.
 
-    Each role's model spec defaults to the top-level ``model`` when left unset, except the
-    generator's (and with it the stance's) while ``model`` is the embedded default: then
-    :data:`DEFAULT_GENERATOR_MODEL`.
+    Each role's model spec defaults to the top-level ``model`` when left unset, except while
+    ``model`` is the embedded default: then :data:`DEFAULT_ROLE_MODELS` (the stance follows the
+    generator).
     """
 
-    controller_model: str | None = Field(default=None, description="Triage model spec.")
+    controller_model: str | None = Field(
+        default=None,
+        description="Triage model spec; default: the top-level model, or the embedded 0.5B "
+        "while that is the embedded default (as for sra_model and hra_model).",
+    )
     generator_model: str | None = Field(
         default=None,
-        description="Answer generator spec; default: the top-level model, or the embedded 1.5B "
-        "while that is the embedded default.",
+        description="Answer generator spec; default: the top-level model (the embedded 1.5B "
+        "by default).",
     )
     sra_model: str | None = Field(default=None, description="Clinical safety evaluator spec.")
     hra_model: str | None = Field(default=None, description="Hallucination evaluator spec.")
@@ -563,8 +581,8 @@ class CareGuardConfig(Section):
         value: str | None = getattr(self, f"{role}_model")
         if value:
             return value
-        if role == "generator" and default == DEFAULT_MODEL:
-            return DEFAULT_GENERATOR_MODEL
+        if default == DEFAULT_MODEL:
+            return DEFAULT_ROLE_MODELS.get(role, default)
         return default
 
 

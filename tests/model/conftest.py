@@ -8,7 +8,7 @@ import pytest
 
 from medgate.backends.llamacpp import LlamaCppModel
 from medgate.backends.pool import ModelPool
-from medgate.config import load_config
+from medgate.config import SMALL_EMBEDDED_MODEL, load_config
 from medgate.records import Case
 
 DATA = Path(
@@ -17,10 +17,16 @@ DATA = Path(
 )
 
 
+#: The model the tests of machinery run on (backends, recordings, engines, context fitting, the
+#: served path): the smaller embedded model, so that they take half the time; what they test
+#: does not depend on the model. The default answerer is run end to end by the CLI tests.
+MECHANICS_MODEL = SMALL_EMBEDDED_MODEL
+
+
 @pytest.fixture(scope="session")
 def embedded() -> LlamaCppModel:
-    """The embedded default model, loaded once for all model tests."""
-    config = load_config()
+    """The embedded 0.5B (:data:`MECHANICS_MODEL`), loaded once for all model tests."""
+    config = load_config(model=MECHANICS_MODEL)
     model = ModelPool(config).white_box(config.model)
     assert isinstance(model, LlamaCppModel)
     return model

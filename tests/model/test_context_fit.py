@@ -10,6 +10,7 @@ from medgate.hrs.orchestrator import RetrievalOrchestrator
 from medgate.hrs.retrieval import BM25Index
 from medgate.pipeline import ModelPool
 from medgate.records import Case
+from tests.model.conftest import MECHANICS_MODEL
 from tests.unit.stage_reports import hrs_report
 
 pytestmark = pytest.mark.model
@@ -19,7 +20,9 @@ def test_a_long_context_is_fitted_into_a_small_window(pubmedqa_case: Case) -> No
     # A small window, so that the overflow needs a context of a few hundred tokens only; the
     # overflow itself is found before any decoding.
     config = load_config(
-        backend={"n_ctx": 1024}, hrs={"max_iterations": 0, "signals": ["entropy", "perplexity"]}
+        model=MECHANICS_MODEL,
+        backend={"n_ctx": 1024},
+        hrs={"max_iterations": 0, "signals": ["entropy", "perplexity"]},
     )
     model = ModelPool(config).white_box(config.model)
     long = Case(question=pubmedqa_case.question, context="\n\n".join([pubmedqa_case.context] * 4))

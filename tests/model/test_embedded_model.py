@@ -10,7 +10,7 @@ import pytest
 from medgate.backends.base import AnswerSlot, DecodeParams
 from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded, sha256_of
 from medgate.backends.llamacpp import LlamaCppModel
-from medgate.config import load_config
+from medgate.config import DEFAULT_MODEL, SMALL_EMBEDDED_MODEL, load_config
 from medgate.hrs.prompts import REASONING_STOPS, answerer_messages
 from medgate.records import Case
 from tests.console import medgate_json
@@ -19,9 +19,11 @@ pytestmark = pytest.mark.model
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_assembled_model_matches_its_pinned_sha256() -> None:
-    path = resolve_embedded("qwen2.5-coder-0.5b", load_config().cache_dir)
-    assert sha256_of(path) == EMBEDDED_MODELS["qwen2.5-coder-0.5b"].sha256
+@pytest.mark.parametrize("spec", [DEFAULT_MODEL, SMALL_EMBEDDED_MODEL])
+def test_assembled_model_matches_its_pinned_sha256(spec: str) -> None:
+    name = spec.removeprefix("embedded:")
+    path = resolve_embedded(name, load_config().cache_dir)
+    assert sha256_of(path) == EMBEDDED_MODELS[name].sha256
 
 
 def _params(**kw: object) -> DecodeParams:
@@ -135,7 +137,7 @@ def test_a_fresh_install_decides_with_the_shipped_risk_model(
     fresh.mkdir()
     (fresh / "models").symlink_to(load_config().cache_dir / "models", target_is_directory=True)
     monkeypatch.setenv("MEDGATE_CACHE_DIR", str(fresh))
-    sha = EMBEDDED_MODELS["qwen2.5-coder-0.5b"].sha256
+    sha = EMBEDDED_MODELS[DEFAULT_MODEL.removeprefix("embedded:")].sha256
     # The shipped default: of the models that read no knowledge round, the one with the higher
     # calibration AUROC (docs/hrs.md).
     shipped = SHIPPED_DIR / artifact_name(sha, "evidence")

@@ -14,7 +14,7 @@ from medgate.eval.data import load_jsonl, stratified_split
 from medgate.eval.runner import build_runtime, record_split
 from medgate.records import LabelSet
 
-from .conftest import DATA
+from .conftest import DATA, MECHANICS_MODEL
 
 pytestmark = pytest.mark.model
 
@@ -30,7 +30,7 @@ def test_record_then_replay_from_cache(tmp_path: Path) -> None:
     items = load_jsonl(path, LabelSet.YES_NO_MAYBE)
     split = stratified_split(items, 2, None, seed=1)
     # Assembled model files stay in the user's cache; the call cache is the test's own.
-    config = load_config(hrs={"max_iterations": 1})
+    config = load_config(model=MECHANICS_MODEL, hrs={"max_iterations": 1})
     cache = CallCache(tmp_path / "calls.sqlite")
     runtime = build_runtime(config, "mini", split, "test", cache=cache)
     records, summary, _ = record_split(runtime, split.test[:1], tmp_path / "a")

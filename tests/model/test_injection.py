@@ -30,6 +30,7 @@ from medgate.pipeline import ModelPool
 from medgate.records import Case
 from medgate.verdict import Verdict
 
+from .conftest import MECHANICS_MODEL
 from .injection_corpus import CASES, InjectionCase
 
 pytestmark = pytest.mark.model
@@ -63,6 +64,7 @@ def _phrases(prompts: Sequence[str]) -> list[str]:
 @pytest.fixture(scope="module")
 def outcomes(embedded: LlamaCppModel) -> Outcomes:
     config = load_config(
+        model=MECHANICS_MODEL,
         hrs={"max_iterations": 1, "signals": ["entropy", "perplexity", "token_length"]},
         careguard={"max_refinements": 0},
     )

@@ -17,7 +17,7 @@ from medgate.eval.engines import RayEngine
 from medgate.eval.runner import RecordedItem, build_runtime, record_split
 from medgate.records import LabelSet
 
-from .conftest import DATA
+from .conftest import DATA, MECHANICS_MODEL
 
 pytestmark = pytest.mark.model
 
@@ -54,7 +54,7 @@ def test_ray_engine_records_what_the_local_engine_records(tmp_path: Path) -> Non
     # One knowledge round for every item, so a retrieval round is compared too; one thread, as
     # each actor has. Model files stay in the user's cache; the call caches are the test's own
     # and separate, so both engines really call the model.
-    config = load_config(hrs={"max_iterations": 1}, backend={"n_threads": 1})
+    config = load_config(model=MECHANICS_MODEL, hrs={"max_iterations": 1}, backend={"n_threads": 1})
 
     def runtime(cache: str) -> Any:
         return build_runtime(

@@ -30,7 +30,7 @@ from medgate.hrs.gate import HRSGate
 from medgate.hrs.orchestrator import build_orchestrator
 from medgate.records import Case
 from medgate.verdict import Verdict
-from tests.model.conftest import DATA
+from tests.model.conftest import DATA, MECHANICS_MODEL
 
 pytestmark = pytest.mark.model
 
@@ -67,9 +67,9 @@ THREADS = 1
 
 @pytest.fixture(scope="module")
 def embedded() -> LlamaCppModel:
-    """The embedded default model in process, with the server's thread count whatever the
+    """The embedded 0.5B in process, with the server's thread count whatever the
     machine's (the session-wide model runs on every core)."""
-    config = load_config(backend={"n_threads": THREADS})
+    config = load_config(model=MECHANICS_MODEL, backend={"n_threads": THREADS})
     model = ModelPool(config).white_box(config.model)
     assert isinstance(model, LlamaCppModel) and model.threads == THREADS
     return model
@@ -155,7 +155,7 @@ def _row(verdict: Verdict) -> dict[str, object]:
 def test_served_answers_signals_and_verdicts_agree_with_in_process(
     embedded: LlamaCppModel, server_url: str
 ) -> None:
-    config = load_config()
+    config = load_config(model=MECHANICS_MODEL)
     hrs = HRSConfig(
         rule=SuccessRule.ALGORITHM1,
         max_iterations=0,

@@ -294,15 +294,24 @@ def test_a_go_ahead_raises_the_sra_floor() -> None:
 
 
 def test_the_embedded_default_drafts_with_the_larger_embedded_model() -> None:
-    from medgate.config import DEFAULT_GENERATOR_MODEL, DEFAULT_MODEL, CareGuardConfig
+    from medgate.config import (
+        DEFAULT_GENERATOR_MODEL,
+        DEFAULT_MODEL,
+        SMALL_EMBEDDED_MODEL,
+        CareGuardConfig,
+    )
 
     cg = CareGuardConfig()
     assert cg.spec("generator", DEFAULT_MODEL) == DEFAULT_GENERATOR_MODEL
-    # The stance follows the generator; the other roles keep the top-level model.
+    # The stance follows the generator; triage and the judges run on the smaller model, as
+    # CareGuard was evaluated.
     assert cg.spec("stance", cg.spec("generator", DEFAULT_MODEL)) == DEFAULT_GENERATOR_MODEL
     for role in ("controller", "sra", "hra"):
-        assert cg.spec(role, DEFAULT_MODEL) == DEFAULT_MODEL
+        assert cg.spec(role, DEFAULT_MODEL) == SMALL_EMBEDDED_MODEL
     # A model the user chose fills every role; a role that names its own wins.
-    assert cg.spec("generator", "openai:some-model") == "openai:some-model"
-    named = CareGuardConfig(generator_model=DEFAULT_MODEL)
-    assert named.spec("generator", DEFAULT_MODEL) == DEFAULT_MODEL
+    for role in ("generator", "controller", "sra", "hra"):
+        assert cg.spec(role, "openai:some-model") == "openai:some-model"
+    assert cg.spec("sra", SMALL_EMBEDDED_MODEL) == SMALL_EMBEDDED_MODEL
+    named = CareGuardConfig(generator_model=SMALL_EMBEDDED_MODEL, sra_model=DEFAULT_MODEL)
+    assert named.spec("generator", DEFAULT_MODEL) == SMALL_EMBEDDED_MODEL
+    assert named.spec("sra", DEFAULT_MODEL) == DEFAULT_MODEL

@@ -89,7 +89,7 @@ class LlamaCppModel:
         if not path.is_file():
             raise PrerequisiteError(
                 f"model file {path} does not exist; set MEDGATE_MODEL to a .gguf file or "
-                "use the embedded default (embedded:qwen2.5-coder-0.5b)"
+                "use an embedded model (medgate models lists them)"
             )
         Llama = _import_llama()
         self.path = path

@@ -1,7 +1,7 @@
 """The risk rule on a test recording, beside the paper's rule, one line per item.
 
 Every headline figure is computed by :func:`headline` from the per-item lines alone
-(:class:`ItemLine`), which are committed gzipped (``docs/results/items/<dataset>_test.jsonl.gz``),
+(:class:`ItemLine`), which are committed gzipped (``<out>/items/<dataset>_test.jsonl.gz``),
 so ``scripts/recompute_results.py`` recomputes each figure from those files with the same
 function and checks it against the committed tables.
 
