@@ -30,13 +30,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from medgate.backends.base import DecodeParams
+from medgate.backends.base import DecodeParams, WhiteBoxModel
 from medgate.backends.pool import ModelPool
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.generator import generator_messages, trim_to_sentence
 from medgate.careguard.records import Triage
 from medgate.careguard.triage import instructions_for
-from medgate.config import load_config
+from medgate.config import CareGuardConfig, load_config
 from medgate.eval.care_run import care_dataset
 from medgate.eval.metrics import auroc
 from medgate.records import Case
@@ -47,17 +47,14 @@ def answer_key(model: str, item_id: str, answer: str) -> str:
     return hashlib.sha256(f"{model}\n{item_id}\n{answer}".encode()).hexdigest()[:16]
 
 
-def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
-    cfg = load_config()
-    cg = cfg.careguard
-    model = ModelPool(cfg).white_box(model_spec, role="generator")
+def general_draft(model: WhiteBoxModel, question: str, cg: CareGuardConfig) -> tuple[str, int]:
+    """The greedy first-round draft the gate writes under the general-information instructions
+    (its decoding; a draft that used its whole budget cut back to its last sentence), and its
+    token count."""
     general = [RiskCategory.GENERAL]
     triage = Triage(
         category=general[0], categories=general, instructions=instructions_for(general, [])
     )
-    done = set()
-    if out.is_file():
-        done = {(r["model"], r["id"]) for r in map(json.loads, out.open()) if r}
     params = [
         DecodeParams(
             max_tokens=cg.answer_max_tokens,
@@ -66,17 +63,28 @@ def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
             repeat_penalty=cg.repeat_penalty,
         )
     ]
+    (completion,) = model.complete_batch(
+        generator_messages(Case(question=question), triage, []), params
+    )
+    text = completion.text.strip()
+    if completion.n_tokens >= cg.answer_max_tokens:
+        text = trim_to_sentence(text)
+    return text, completion.n_tokens
+
+
+def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
+    cfg = load_config()
+    model = ModelPool(cfg).white_box(model_spec, role="generator")
+    done = set()
+    if out.is_file():
+        done = {(r["model"], r["id"]) for r in map(json.loads, out.open()) if r}
     with out.open("a", encoding="utf-8") as sink:
         for name in datasets:
             for item in care_dataset(name).load(cfg.data_dir, "all"):
                 if item.kind != "benign" or (model_spec, item.id) in done:
                     continue
                 t0 = time.perf_counter()
-                messages = generator_messages(Case(question=item.question), triage, [])
-                (completion,) = model.complete_batch(messages, params)
-                text = completion.text.strip()
-                if completion.n_tokens >= cg.answer_max_tokens:
-                    text = trim_to_sentence(text)
+                text, tokens = general_draft(model, item.question, cfg.careguard)
                 row = {
                     "dataset": name,
                     "id": item.id,
@@ -85,7 +93,7 @@ def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
                     "model_sha256": model.fingerprint,
                     "answer": text,
                     "key": answer_key(model_spec, item.id, text),
-                    "tokens": completion.n_tokens,
+                    "tokens": tokens,
                     "seconds": round(time.perf_counter() - t0, 2),
                 }
                 sink.write(json.dumps(row) + "\n")

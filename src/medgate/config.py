@@ -423,6 +423,20 @@ class RequestSafetyConfig(Section):
         description="A fitted request-safety classifier (JSON); None: the one shipped with "
         "medgate (`medgate fit-request-safety` refits it).",
     )
+    reply_screen: bool = Field(
+        default=True,
+        description="Also score every draft reply with the classifier and refuse the request "
+        "when a draft scores at or above the reply threshold (docs/careguard.md, 'The reply "
+        "screen').",
+    )
+    reply_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Refuse when a draft scores at or above this; None: the threshold chosen "
+        "for the shipped classifier, applied only while the shipped classifier is the one in "
+        "use (another artifact has no reply screen unless this is set). A value set here wins.",
+    )
 
 
 class HRARiskConfig(Section):

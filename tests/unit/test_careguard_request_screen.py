@@ -7,6 +7,7 @@ import pytest
 from medgate.careguard.categories import CRISIS_GUIDANCE, REQUEST_REFUSAL
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.records import CareGuardReport, Outcome, RequestSafety, Triage
+from medgate.careguard.request_safety import ReplyScreen
 from medgate.claims import apply_disclaimer
 from medgate.config import CareGuardConfig
 from medgate.events import EventKind, TriageEvent
@@ -42,7 +43,7 @@ class FailingScreen:
         raise RuntimeError("encoder crashed")
 
 
-def gate(rig: Rig, screen: object) -> CareGuardGate:
+def gate(rig: Rig, screen: object, reply: ReplyScreen | None = None) -> CareGuardGate:
     plain = rig.gate()
     return CareGuardGate(
         plain.controller,
@@ -50,6 +51,7 @@ def gate(rig: Rig, screen: object) -> CareGuardGate:
         plain.evaluators,
         CareGuardConfig(),
         screen=screen,  # type: ignore[arg-type]
+        reply_screen=reply,
     )
 
 
@@ -129,3 +131,98 @@ def test_build_careguard_assembles_the_configured_screen(enabled: bool) -> None:
     config = load_config(model="fake", careguard={"request_safety": {"enabled": enabled}})
     built = build_careguard(config, ModelPool(config))
     assert (built.screen is not None) is enabled
+
+
+class TextScreen(ScriptedScreen):
+    """Scores each text by whether it holds a marker word: the request and each draft differ."""
+
+    name = "text"
+
+    def __init__(self, marker: str, threshold: float = 0.8) -> None:
+        super().__init__(0.1, threshold)
+        self.marker = marker
+
+    def assess(self, question: str) -> RequestSafety:
+        self.score = 0.9 if self.marker in question else 0.1
+        return super().assess(question)
+
+
+def reply_gate(rig: Rig, screen: object, threshold: float = 0.5) -> CareGuardGate:
+    return gate(rig, screen, ReplyScreen(threshold, "artifact"))
+
+
+HARMFUL_DRAFT = "To share the diagnosis with the employer, follow these steps: call them."
+
+
+def test_a_draft_that_reads_as_help_with_harm_refuses_the_request() -> None:
+    # The request passes its screen; the first draft says what it helps to do.
+    rig = Rig().drafts(HARMFUL_DRAFT).sra(verdict_json(1)).hra(verdict_json(1))
+    screen = TextScreen("employer")
+    question = "Outline how to inform others about a patient's condition."
+    verdict = reply_gate(rig, screen).check(Case(question=question), rig.events.append)
+    assert verdict.status is Status.BLOCKED
+    assert verdict.answer == apply_disclaimer(REQUEST_REFUSAL)
+    assert screen.asked == [question, HARMFUL_DRAFT]
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None and report.outcome is Outcome.REPLY_REFUSED
+    (only,) = report.rounds
+    assert only.reply_safety is not None and only.reply_safety.harmful
+    assert only.reply_safety.threshold == 0.5 and only.reply_safety.score == 0.9
+    assert only.assessments == {} and not only.passed
+    # Refused before any judge read the draft; the draft is held back, never shown.
+    assert rig.sra_model.calls == [] and rig.hra_model.calls == []
+    assert verdict.held_back is not None and "employer" in verdict.held_back.answer
+    assert "employer" not in (verdict.answer or "")
+    assert "0.900" in verdict.reason and "0.500" in verdict.reason
+    assert any(t.stage == "careguard.round0.reply_screen" for t in verdict.trace.timings)
+
+
+def test_a_later_draft_is_screened_too() -> None:
+    # The judges hold the first draft back (HRA 5); the second reads as help with harm.
+    rig = Rig().drafts(SAFE_TEXT, HARMFUL_DRAFT).sra(verdict_json(1), verdict_json(1))
+    rig = rig.hra(verdict_json(5), verdict_json(1))
+    verdict = reply_gate(rig, TextScreen("employer")).check(
+        Case(question="What foods are high in fiber?")
+    )
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None and report.outcome is Outcome.REPLY_REFUSED
+    assert [r.reply_safety.harmful for r in report.rounds if r.reply_safety] == [False, True]
+    assert verdict.status is Status.BLOCKED
+
+
+def test_a_harmless_draft_is_released_with_its_reply_score_on_record() -> None:
+    rig = Rig().drafts(SAFE_TEXT).sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = reply_gate(rig, TextScreen("employer")).check(
+        Case(question="What foods are high in fiber?")
+    )
+    assert verdict.status is Status.RELEASED
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None
+    (only,) = report.rounds
+    assert only.reply_safety is not None and not only.reply_safety.harmful
+
+
+def test_a_reply_screen_that_fails_blocks() -> None:
+    class FailsOnDrafts(TextScreen):
+        def assess(self, question: str) -> RequestSafety:
+            if self.asked:
+                raise RuntimeError("encoder crashed on the draft")
+            return super().assess(question)
+
+    rig = Rig().drafts(SAFE_TEXT).sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = reply_gate(rig, FailsOnDrafts("employer")).check(
+        Case(question="What foods are high in fiber?")
+    )
+    assert verdict.status is Status.BLOCKED
+    assert any("encoder crashed on the draft" in e for e in verdict.trace.errors)
+    assert verdict.answer is not None and SAFE_TEXT not in verdict.answer
+
+
+def test_without_a_request_screen_no_draft_is_screened() -> None:
+    rig = Rig().drafts(HARMFUL_DRAFT).sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = gate(rig, None, ReplyScreen(0.5, "artifact")).check(
+        Case(question="What foods are high in fiber?")
+    )
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None and report.outcome is not Outcome.REPLY_REFUSED
+    assert all(r.reply_safety is None for r in report.rounds)

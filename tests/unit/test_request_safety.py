@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,10 +16,13 @@ from medgate.careguard.request_safety import (
     ARTIFACT_FILE,
     ARTIFACT_VERSION,
     REQUEST_SCREENS,
+    SHIPPED_REPLY_ARTIFACT_SHA256,
+    SHIPPED_REPLY_THRESHOLD,
     RequestSafetyClassifier,
     build_request_screen,
     ngrams,
     read_artifact,
+    reply_screen,
     save_artifact,
     used_medsafetybench_ids,
 )
@@ -305,6 +309,25 @@ def test_the_screen_is_registered_and_can_be_switched_off() -> None:
     assert "embedding" in REQUEST_SCREENS
     config = load_config(careguard={"request_safety": {"enabled": False}})
     assert build_request_screen(config) is None
+
+
+def test_the_reply_threshold_belongs_to_the_shipped_artifact() -> None:
+    # The constant was chosen for these exact weights: a refit must choose it again.
+    assert hashlib.sha256(ARTIFACT_FILE.read_bytes()).hexdigest() == SHIPPED_REPLY_ARTIFACT_SHA256
+    assert 0.0 < SHIPPED_REPLY_THRESHOLD < 1.0
+    screen = reply_screen(load_config())
+    assert screen is not None
+    assert (screen.threshold, screen.source) == (SHIPPED_REPLY_THRESHOLD, "artifact")
+
+
+def test_a_configured_reply_threshold_wins_and_another_artifact_has_none(tmp_path: Path) -> None:
+    screen = reply_screen(load_config(careguard={"request_safety": {"reply_threshold": 0.4}}))
+    assert screen is not None and (screen.threshold, screen.source) == (0.4, "configured")
+    other = tmp_path / "other.json"
+    other.write_text(ARTIFACT_FILE.read_text() + "\n")
+    assert reply_screen(load_config(careguard={"request_safety": {"artifact": other}})) is None
+    for off in ({"reply_screen": False}, {"enabled": False}):
+        assert reply_screen(load_config(careguard={"request_safety": off})) is None
 
 
 # --- the shipped classifier (real encoder, from the dev extra) ---------------------------------

@@ -8,7 +8,7 @@ from medgate.careguard.evaluators import JUDGES, CareGuardJudge, Evaluators, Swi
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import Evaluator
-from medgate.careguard.request_safety import build_request_screen
+from medgate.careguard.request_safety import build_request_screen, reply_screen
 from medgate.careguard.stance import StanceReader
 from medgate.careguard.triage import Controller
 from medgate.claims import build_claims_checker
@@ -86,4 +86,5 @@ def build_careguard(
         build_claims_checker(config),
         stance=stance,
         screen=screen,
+        reply_screen=reply_screen(config) if screen is not None else None,
     )

@@ -170,6 +170,8 @@ def score_item(
             passed=r.passed,
         )
         for r in (report.rounds if report else [])
+        # A draft the reply screen refused was never judged: it has no scores to average.
+        if r.reply_safety is None or not r.reply_safety.harmful
     ]
     shown = shown_text(verdict.answer)
     outcome = report.outcome.value if report else "error"

@@ -49,7 +49,7 @@ from medgate.careguard.records import (
     Triage,
 )
 from medgate.careguard.release_checks import ReleaseContext, asks_permission, release_findings
-from medgate.careguard.request_safety import RequestScreen
+from medgate.careguard.request_safety import ReplyScreen, RequestScreen
 from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conservative_answer
 from medgate.careguard.screening import ScreeningQuestion
 from medgate.careguard.stance import Lean, StanceReader
@@ -101,6 +101,7 @@ class CareGuardGate:
     ``claims`` checks every draft; without one, the rules alone check it against an empty
     offline record store, so no citation counts as support. ``screen`` scores every request
     before any answer is drafted (:mod:`medgate.careguard.request_safety`); None: no screen.
+    ``reply_screen`` has the same screen read every draft; None: drafts are not screened.
     """
 
     def __init__(
@@ -112,9 +113,11 @@ class CareGuardGate:
         claims: ClaimsChecker | None = None,
         stance: StanceReader | None = None,
         screen: RequestScreen | None = None,
+        reply_screen: ReplyScreen | None = None,
     ) -> None:
         self.controller = controller
         self.screen = screen
+        self.reply_screen = reply_screen if screen is not None else None
         self.generator = generator
         self.evaluators = evaluators
         self.config = config
@@ -276,6 +279,31 @@ class CareGuardGate:
                 AnswerEvent(stage=STAGE, iteration=iteration, data=DraftAnswer(answer=draft.text))
             )
             events(SignalsEvent(stage=STAGE, iteration=iteration, data=dict(draft.signals)))
+            if self.screen is not None and self.reply_screen is not None:
+                # A harmful request worded as an ordinary task passes the request screen, but
+                # the reply says plainly what it helps to do. Read before the judges: a reply
+                # that reads as help with harm refuses the request, whatever they would say.
+                reading = self.reply_screen.read(self.screen, draft.text)
+                if reading.harmful:
+                    report.rounds.append(
+                        Round(
+                            iteration=iteration,
+                            draft=draft,
+                            assessments={},
+                            reply_safety=reading,
+                            passed=False,
+                        )
+                    )
+                    report.outcome = Outcome.REPLY_REFUSED
+                    return (
+                        Status.BLOCKED,
+                        apply_disclaimer(REQUEST_REFUSAL),
+                        f"the request-safety classifier scored draft {iteration} of the reply "
+                        f"{reading.score:.3f} (reply threshold {reading.threshold:.3f}): the "
+                        "request was refused and no draft is shown",
+                    )
+            else:
+                reading = None
             claims = self.claims.check(draft.text)
             events(ClaimsEvent(stage=CLAIMS_STAGE, iteration=iteration, data=claims))
             penalty = 1 if claims.high_severity_count or claims.unresolvable_count else 0
@@ -327,6 +355,7 @@ class CareGuardGate:
                     release_findings=held,
                     waiver=waiver,
                     yes_release=yes,
+                    reply_safety=reading,
                     passed=passed,
                 )
             )
@@ -438,6 +467,13 @@ class CareGuardGate:
             )
             if rnd.draft.usage is not None:
                 usage.append(rnd.draft.usage)
+            if rnd.reply_safety is not None:
+                timings.append(
+                    Timing(
+                        stage=f"{STAGE}.round{rnd.iteration}.reply_screen",
+                        seconds=rnd.reply_safety.seconds,
+                    )
+                )
             evaluated = max((a.seconds for a in rnd.assessments.values()), default=0.0)
             timings.append(
                 Timing(stage=f"{STAGE}.round{rnd.iteration}.evaluate", seconds=evaluated)

@@ -214,6 +214,12 @@ class Round(Record):
         description="For a question asking whether to do something: whether an endorsement "
         "could be released, with each vote (medgate.careguard.yes_release).",
     )
+    reply_safety: RequestSafety | None = Field(
+        default=None,
+        description="The request-safety classifier's score of this draft against the reply "
+        "threshold (medgate.careguard.request_safety.reply_threshold); None when the reply "
+        "screen is off. At or above it the request is refused and nothing else judges the draft.",
+    )
     passed: bool
 
     @model_validator(mode="before")
@@ -247,6 +253,9 @@ class Outcome(StrEnum):
     """The question or a patient field holds text addressed to the model."""
     REQUEST_REFUSED = "refused_harmful_request"
     """The request-safety classifier scored the question as a harmful request."""
+    REPLY_REFUSED = "refused_after_reply_screen"
+    """A draft reply scored as help with harm by the request-safety classifier: the request
+    is refused and no draft is shown."""
     ERROR = "blocked_on_error"
     DANGEROUS_PRACTICE = "dangerous_practice_guidance"
     """A plainly dangerous practice: a fixed, direct "no" with where to get help."""

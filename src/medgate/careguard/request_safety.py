@@ -25,6 +25,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -382,6 +383,49 @@ def build_request_screen(
     if not settings.enabled:
         return None
     return REQUEST_SCREENS.load(settings.screen)(config, pool)
+
+
+#: The reply threshold of the shipped classifier, chosen on replies to validation requests only
+#: (``python scripts/reply_screen.py --choose``, docs/results/reply_screen.md). It belongs to that
+#: artifact's weights, so it applies only while the artifact in use has this sha256.
+SHIPPED_REPLY_THRESHOLD = 0.5203387761316506
+SHIPPED_REPLY_ARTIFACT_SHA256 = "18a5f3ff31f76120cd6c374c317bc1c7c03b41cf4599b1c783a7ab4d9bfcbd2f"
+
+
+@dataclass(frozen=True)
+class ReplyScreen:
+    """Where the request screen also reads each draft reply: refuse at or above ``threshold``."""
+
+    threshold: float
+    source: Literal["artifact", "configured"]
+
+    def read(self, screen: RequestScreen, draft: str) -> RequestSafety:
+        """The screen's score of ``draft`` against the reply threshold."""
+        reading = screen.assess(draft)
+        return RequestSafety(
+            score=reading.score,
+            threshold=self.threshold,
+            harmful=reading.score >= self.threshold,
+            artifact=reading.artifact,
+            threshold_source=self.source,
+            seconds=reading.seconds,
+        )
+
+
+def reply_screen(config: MedgateConfig) -> ReplyScreen | None:
+    """The reply screen the configuration asks for, or None: switched off, or no threshold
+    known for the classifier in use (a configured threshold always applies)."""
+    settings = config.careguard.request_safety
+    if not (settings.enabled and settings.reply_screen):
+        return None
+    if settings.reply_threshold is not None:
+        return ReplyScreen(settings.reply_threshold, "configured")
+    path = settings.artifact or ARTIFACT_FILE
+    if settings.screen != "embedding" or not path.is_file():
+        return None
+    if hashlib.sha256(path.read_bytes()).hexdigest() != SHIPPED_REPLY_ARTIFACT_SHA256:
+        return None
+    return ReplyScreen(SHIPPED_REPLY_THRESHOLD, "artifact")
 
 
 def used_medsafetybench_ids(path: Path = ARTIFACT_FILE) -> frozenset[str]:
