@@ -4,7 +4,7 @@ A harmful request worded as an ordinary clinical task can pass the request scree
 generator's reply usually says plainly what it helps to do ("To share a patient's diagnosis with
 their employer, follow these steps"). The gate scores every draft with the same classifier and
 refuses the request when a draft scores at or above the reply threshold
-(:func:`medgate.careguard.request_safety.reply_threshold`).
+(:func:`medgate.careguard.request_safety.reply_screen`).
 
 Parts, fixed before any score was read:
   dev:  the labelled replies of ``scripts/reply_harm.py``'s dev part (answers CareGuard released

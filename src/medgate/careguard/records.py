@@ -217,7 +217,7 @@ class Round(Record):
     reply_safety: RequestSafety | None = Field(
         default=None,
         description="The request-safety classifier's score of this draft against the reply "
-        "threshold (medgate.careguard.request_safety.reply_threshold); None when the reply "
+        "threshold (medgate.careguard.request_safety.reply_screen); None when the reply "
         "screen is off. At or above it the request is refused and nothing else judges the draft.",
     )
     passed: bool
