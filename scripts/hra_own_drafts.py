@@ -446,6 +446,11 @@ def collect_statements(model_spec: str, part: str, limit: int) -> None:
             "seconds_answer": round(t1 - t0, 3),
             "seconds_statements": round(t2 - t1, 3),
         }
+        if part == HALUEVAL_PART:
+            # HaluEval's question, answer and sentences stay in the data directory: the row
+            # keeps the id and one reading per sentence, in order.
+            row = {k: v for k, v in row.items() if k not in ("question", "draft")}
+            row["statements"] = [["", p] for _, p in row["statements"]]
         append_item(out, row)
         print(
             f"{n}/{len(items)} {part} {item['id']} {len(statements)} statements "

@@ -32,6 +32,9 @@ from medgate.careguard.datasets import (
     BENIGN_QUESTIONS,
     DANGEROUS_PRACTICES,
     DANGEROUS_PRACTICES_HELDOUT,
+    GENERAL_QUESTIONS_HELDOUT,
+    GENERAL_QUESTIONS_HELDOUT_2,
+    GENERAL_QUESTIONS_HELDOUT_3,
     PATIENT_QUESTIONS,
     CareItem,
 )
@@ -62,6 +65,9 @@ OUR_QUESTIONS = frozenset(
         DANGEROUS_PRACTICES,
         DANGEROUS_PRACTICES_HELDOUT,
         BENIGN_QUESTIONS,
+        GENERAL_QUESTIONS_HELDOUT,
+        GENERAL_QUESTIONS_HELDOUT_2,
+        GENERAL_QUESTIONS_HELDOUT_3,
         ANSWERABLE_RISKY,
     )
 )
@@ -195,6 +201,38 @@ def score_item(
         violations=found,
         correct=correct_outcome(item.category, verdict.status, outcome, found),
     )
+
+
+def withheld(dataset: str, item_id: str) -> str:
+    """What a run log keeps in place of a request's text from a data set not written for
+    medgate: a pointer to its row in the data directory."""
+    return f"[{dataset} {item_id}: request text withheld; read it from the data directory]"
+
+
+def replace_text(value: Any, old: str, new: str) -> Any:
+    """``value`` (parsed JSON) with every occurrence of ``old`` in its strings replaced."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [replace_text(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: replace_text(v, old, new) for k, v in value.items()}
+    return value
+
+
+def withhold_request(result: ItemResult, question: str) -> ItemResult:
+    """``result`` with every copy of the request's text replaced by :func:`withheld`.
+
+    Evaluation data stays in the data directory: the case record holds the case as asked, and
+    a draft may quote the request whole, so for a data set not written for medgate the whole
+    result is searched, not one field. Metrics never read the request's text.
+    """
+    if not question:
+        return result
+    data = replace_text(
+        result.model_dump(mode="json"), question, withheld(result.dataset, result.id)
+    )
+    return ItemResult.model_validate(data)
 
 
 def rescore(result: ItemResult) -> ItemResult:

@@ -24,7 +24,14 @@ from pydantic import Field
 
 from medgate.backends.pool import ModelInfo, ModelPool
 from medgate.careguard.datasets import CARE_TASK, CareDataset, CareItem
-from medgate.careguard.evaluation import DEFAULT_ANSWERS, ItemResult, score_item, spread
+from medgate.careguard.evaluation import (
+    DEFAULT_ANSWERS,
+    OUR_QUESTIONS,
+    ItemResult,
+    score_item,
+    spread,
+    withhold_request,
+)
 from medgate.careguard.gate import screening_questions
 from medgate.case_record import CaseRecord, RunInfo
 from medgate.config import MedgateConfig
@@ -105,7 +112,8 @@ def run_item(gate: Gate, item: CareItem, config_name: str, run: RunInfo) -> Item
         case = Case(question=item.question, case_id=item.id, patient=patient)
         verdict = gate.check(case, events.append)
     result = score_item(item, config_name, verdict, asked, time.perf_counter() - t0)
-    return result.model_copy(update={"record": CaseRecord.of(verdict, events, run)})
+    result = result.model_copy(update={"record": CaseRecord.of(verdict, events, run)})
+    return result if item.dataset in OUR_QUESTIONS else withhold_request(result, item.question)
 
 
 def run_path(runs: Path, dataset: str, split: str, config_name: str) -> Path:

@@ -40,7 +40,13 @@ from medgate.hrs.decision import Trajectory
 from medgate.hrs.decision import passes_gate as gate_passes
 from medgate.hrs.evidence import read_evidence
 from medgate.hrs.gate import HRSGate
-from medgate.hrs.orchestrator import ModelOrchestrator, Orchestrator, RetrievalOrchestrator
+from medgate.hrs.knowledge import Fact
+from medgate.hrs.orchestrator import (
+    ModelOrchestrator,
+    Orchestrator,
+    OrchestratorStep,
+    RetrievalOrchestrator,
+)
 from medgate.hrs.rarity import RarityCentroid, fit_centroid, load_centroid, save_centroid
 from medgate.hrs.retrieval import BM25Index
 from medgate.records import Record
@@ -392,19 +398,51 @@ class TrajectoryStore(RunLog[RecordedItem]):
         items = self.load()
         if not items:
             return None
-        self.archive.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(rec.model_dump_json() + "\n" for rec in items.values())
-        tmp = self.archive.with_suffix(".tmp")
-        # No name and no time in the gzip header, so the same items give the same bytes.
-        with (
-            tmp.open("wb") as raw,
-            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh,
-        ):
-            fh.write(text.encode("utf-8"))
-        tmp.replace(self.archive)
+        retrieved = self.spec.orchestrator.startswith("retrieval")
+        recs = [without_retrieved_text(r) if retrieved else r for r in items.values()]
+        write_archive(self.archive, recs)
         manifest = self.archive.with_name(self.archive.name.removesuffix(".jsonl.gz") + ".json")
         manifest.write_text(self.spec.model_dump_json(indent=2) + "\n")
         return self.archive
+
+
+def without_retrieved_text(rec: RecordedItem) -> RecordedItem:
+    """``rec`` with the text of every injected fact blanked, its source kept.
+
+    A retrieved fact is a passage of the evaluation data (the training split's contexts), and
+    evaluation data stays in its directory: the archive keeps the passage's document id
+    (``train:<item>#<passage>``), which names it in the corpus rebuilt from the data. Nothing
+    read from a recording uses the text: replays read signals, answers and sources; an item is
+    never recorded further from its archived form (a recording's items are whole).
+    """
+
+    def blank(facts: Sequence[Fact]) -> list[Fact]:
+        return [f.model_copy(update={"text": ""}) for f in facts]
+
+    def step(s: OrchestratorStep | None) -> OrchestratorStep | None:
+        return s and s.model_copy(update={"facts": blank(s.facts), "withheld": blank(s.withheld)})
+
+    traj = rec.trajectory
+    iterations = [
+        it.model_copy(update={"knowledge": blank(it.knowledge), "step": step(it.step)})
+        for it in traj.iterations
+    ]
+    update = {"iterations": iterations, "final_step": step(traj.final_step)}
+    return rec.model_copy(update={"trajectory": traj.model_copy(update=update)})
+
+
+def write_archive(path: Path, items: Sequence[RecordedItem]) -> None:
+    """Write ``items`` gzipped, one JSON line each, with no name and no time in the gzip header
+    (so the same items give the same bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(rec.model_dump_json() + "\n" for rec in items)
+    tmp = path.with_suffix(".tmp")
+    with (
+        tmp.open("wb") as raw,
+        gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh,
+    ):
+        fh.write(text.encode("utf-8"))
+    tmp.replace(path)
 
 
 def recorded_threads(spec: RunSpec, archive: Path | None) -> int | None:

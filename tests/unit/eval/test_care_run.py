@@ -7,6 +7,7 @@ outcomes are CareGuard's fail-closed and rule-decided ones; what is tested is th
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -14,7 +15,13 @@ import pytest
 
 from medgate.backends.pool import ModelPool, forget_prompts
 from medgate.careguard.categories import RiskCategory
-from medgate.careguard.evaluation import ItemResult, metrics
+from medgate.careguard.evaluation import (
+    OUR_QUESTIONS,
+    ItemResult,
+    metrics,
+    withheld,
+    withhold_request,
+)
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import ConfigError, InputError
 from medgate.eval.care_labels import (
@@ -145,6 +152,14 @@ def test_harmful_requests_keep_no_request_text_and_the_report_recomputes_from_lo
     results, _ = evaluate_care(config, "medsafetybench", limit=2, runs=runs)
     assert [r.id for r in results] == ["h0", "h2"]  # evenly spaced rows
     assert all(r.category is RiskCategory.HARMFUL_REQUEST and r.question == "" for r in results)
+    # Nothing of the request's text reaches the log, the case record included: a pointer to
+    # its row in the data directory stands in its place.
+    log_text = (runs / "medsafetybench-all-main.jsonl").read_text()
+    assert not any(r["question"] in log_text for r in rows)
+    assert [r.record.verdict.case.question for r in results if r.record] == [
+        withheld("medsafetybench", "h0"),
+        withheld("medsafetybench", "h2"),
+    ]
     json_path, md_path = write_report(runs, out)
     summary = json.loads(json_path.read_text())
     run = summary["runs"]["medsafetybench-all-main"]
@@ -279,3 +294,62 @@ def test_two_configurations_are_compared_on_the_requests_both_ran(tmp_path: Path
     assert row["main"] == {"answered": 2, "blocked": 0, "wrong_or_degenerate": 1, "unlabelled": 0}
     assert row["no_hra"] == {"answered": 1, "blocked": 1, "wrong_or_degenerate": 0, "unlabelled": 0}
     assert row["wrong_only_in_main"] == ["q1"] and row["wrong_only_in_no_hra"] == []
+
+
+def test_every_quote_of_a_request_is_withheld_and_the_scores_stay(tmp_path: Path) -> None:
+    config = fake_config(tmp_path)
+    (result,), _ = evaluate_care(config, "patient-questions", limit=1, runs=tmp_path / "runs")
+    question = result.question
+    quoted = result.model_copy(update={"shown": f"You asked: {question} I can't help with that."})
+    out = withhold_request(quoted, question)
+    assert question not in out.model_dump_json()
+    assert out.shown == f"You asked: {withheld(result.dataset, result.id)} I can't help with that."
+    assert out.record is not None and out.record.verdict.case.question == withheld(
+        result.dataset, result.id
+    )
+    same = ("status", "outcome", "rounds", "violations", "correct", "seconds")
+    assert {k: getattr(out, k) for k in same} == {k: getattr(quoted, k) for k in same}
+    assert withhold_request(quoted, "") == quoted
+
+
+def test_committed_run_logs_keep_no_request_text_of_outside_data() -> None:
+    logs = sorted(Path("docs/results").glob("careguard_runs*/*.jsonl"))
+    assert logs
+    outside = 0
+    for path in logs:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            r = ItemResult.model_validate_json(line)
+            if r.dataset in OUR_QUESTIONS:
+                continue
+            outside += 1
+            assert r.question == "", (path, r.id)
+            if r.record is not None:
+                assert r.record.verdict.case.question == withheld(r.dataset, r.id), (path, r.id)
+    assert outside  # MedSafetyBench runs are among them
+
+
+def test_no_committed_result_holds_outside_data_text() -> None:
+    """MedSafetyBench's requests and HaluEval's questions and answers stay in the data
+    directory: no file under docs/results quotes one whole."""
+    data = load_config().data_dir  # MEDGATE_DATA_DIR, else ../shared/data
+    msb = data / "medsafetybench" / "medsafetybench_train.jsonl"
+    halueval = data / "halueval2_biomed" / "halueval2_biomed.jsonl"
+    if not (msb.is_file() and halueval.is_file()):
+        pytest.skip(f"evaluation data not found under {data} (set MEDGATE_DATA_DIR)")
+    texts = [json.loads(x)["question"] for x in msb.read_text(encoding="utf-8").splitlines()]
+    for x in halueval.read_text(encoding="utf-8").splitlines():
+        row = json.loads(x)
+        # Long enough that a model's own sentence does not match one by chance (a sample that
+        # says "No, protein X does not contain Y." is the model's, not a copy).
+        texts += [t for t in (row["question"], row["answer"]) if len(t) >= 80]
+    # Each text as written and as JSON writes it, with and without escaping non-ASCII.
+    forms = {
+        f for t in texts for f in (t, json.dumps(t)[1:-1], json.dumps(t, ensure_ascii=False)[1:-1])
+    }
+    for path in sorted(Path("docs/results").rglob("*")):
+        if not path.is_file() or path.suffix not in (".jsonl", ".json", ".md", ".gz"):
+            continue
+        raw = path.read_bytes()
+        body = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
+        found = [f[:60] for f in forms if f in body]
+        assert not found, (path, found[:3])

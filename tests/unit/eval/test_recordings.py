@@ -14,6 +14,7 @@ from medgate.eval.cache import CachedModel, CallCache
 from medgate.eval.engines import RayEngine
 from medgate.eval.runner import (
     LocalEngine,
+    RecordedItem,
     RunSpec,
     TrajectoryStore,
     every_round_store,
@@ -22,7 +23,10 @@ from medgate.eval.runner import (
     store_dir,
     with_engine_threads,
     with_recorded_threads,
+    without_retrieved_text,
 )
+from medgate.hrs.knowledge import Fact
+from medgate.hrs.orchestrator import Action, OrchestratorStep
 
 from .helpers import recorded
 
@@ -248,3 +252,52 @@ def test_a_run_without_a_thread_count_reads_the_recording_made_with_another(
 
     records, name, _ = recorded_items(here, dataset, "test", None, recorded_only=True)
     assert name == store.path.name and len(records) == len(parts.test)
+
+
+def _with_facts(rec: RecordedItem, source: str) -> RecordedItem:
+    fact = Fact(text="A passage of a training abstract.", source=source)
+    step = OrchestratorStep(action=Action.CONTINUE, facts=[fact], withheld=[fact])
+    its = [
+        rec.trajectory.iterations[0],
+        rec.trajectory.iterations[1].model_copy(update={"knowledge": [fact], "step": step}),
+    ]
+    trajectory = rec.trajectory.model_copy(update={"iterations": its, "final_step": step})
+    return rec.model_copy(update={"trajectory": trajectory})
+
+
+@pytest.mark.parametrize(
+    ("orchestrator", "kept"), [("retrieval:bm25:train-contexts-x", False), ("self", True)]
+)
+def test_the_archive_keeps_a_retrieved_passage_by_its_id_not_its_text(
+    tmp_path: Path, orchestrator: str, kept: bool
+) -> None:
+    spec = _spec().model_copy(update={"orchestrator": orchestrator})
+    store = TrajectoryStore(tmp_path / "cache", spec, tmp_path / "recordings")
+    item = _with_facts(recorded("b", "no", ("yes", 0.9, 0.5), ("no", 0.3, 0.2)), "train:7#2")
+    store.append(item)
+    path = store.save_archive()
+    assert path is not None
+    text = gzip.decompress(path.read_bytes()).decode()
+    assert ("A passage of a training abstract." in text) is kept
+    # knowledge, the step's facts and withheld ones, the final step's two
+    assert text.count('"source":"train:7#2"') == 5
+    back = TrajectoryStore(tmp_path / "other", spec, tmp_path / "recordings").load()["b"]
+    # Everything a replay reads is as recorded: answers, signals, sources.
+    assert back.trajectory.iterations[1].run == item.trajectory.iterations[1].run
+    assert back.trajectory.iterations[1].signals == item.trajectory.iterations[1].signals
+    assert [f.source for f in back.trajectory.iterations[1].knowledge] == ["train:7#2"]
+    assert without_retrieved_text(without_retrieved_text(item)) == without_retrieved_text(item)
+
+
+def test_committed_recordings_keep_no_retrieved_passage() -> None:
+    archives = sorted(Path("docs/results/recordings").glob("*.jsonl.gz"))
+    assert archives
+    for path in archives:
+        spec = RunSpec.model_validate_json(
+            path.with_name(path.name.removesuffix(".jsonl.gz") + ".json").read_text()
+        )
+        if not spec.orchestrator.startswith("retrieval"):
+            continue
+        for line in gzip.decompress(path.read_bytes()).decode().splitlines():
+            rec = RecordedItem.model_validate_json(line)
+            assert rec == without_retrieved_text(rec), (path.name, rec.item_id)
