@@ -67,19 +67,27 @@ def withhold_run_log(path: Path, questions: dict[str, dict[str, str]]) -> dict[s
 
 def carry_labels(shown: dict[str, str]) -> int:
     """A hand label names the text it judged by sha256; an answer that only lost the request
-    it quoted is the answer that was read, so its label moves to the new text (said in its
-    reason). Returns the labels moved."""
-    moved = 0
+    it quoted is the answer that was read, so its label is copied to the new text (said in its
+    reason). The label of the old text stays: readings made on it still name it. Returns the
+    labels copied."""
+    copied = 0
     for path in sorted(RESULTS.rglob("careguard_labels.jsonl")):
         rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-        here = [r for r in rows if r["shown_sha256"] in shown]
-        for row in here:
-            row["shown_sha256"] = shown[row["shown_sha256"]]
-            row["reason"] += " (label kept when the request it quotes was withheld)"
-        moved += len(here)
-        if here:
-            path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return moved
+        have = {r["shown_sha256"] for r in rows}
+        new = [
+            {
+                **r,
+                "shown_sha256": shown[r["shown_sha256"]],
+                "reason": r["reason"] + " (label kept when the request it quotes was withheld)",
+            }
+            for r in rows
+            if r["shown_sha256"] in shown and shown[r["shown_sha256"]] not in have
+        ]
+        if new:
+            with path.open("a", encoding="utf-8") as sink:
+                sink.writelines(json.dumps(r) + "\n" for r in new)
+        copied += len(new)
+    return copied
 
 
 def withhold_halueval_statements(path: Path = HALUEVAL_STATEMENTS) -> int:
