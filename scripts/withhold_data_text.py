@@ -31,7 +31,13 @@ from medgate.careguard.evaluation import OUR_QUESTIONS, replace_text, withheld
 from medgate.config import load_config
 from medgate.eval.care_labels import shown_sha256
 from medgate.eval.care_run import care_dataset
-from medgate.eval.runner import RecordedItem, RunSpec, without_retrieved_text, write_archive
+from medgate.eval.runner import (
+    RecordedItem,
+    RunSpec,
+    archive_manifest,
+    archived_form,
+    write_archive,
+)
 
 RESULTS = Path("docs/results")
 HALUEVAL_STATEMENTS = RESULTS / "self_check_statements_halueval.jsonl.gz"
@@ -108,15 +114,11 @@ def withhold_halueval_statements(path: Path = HALUEVAL_STATEMENTS) -> int:
 
 
 def withhold_recording(path: Path) -> int:
-    """Blank the retrieved facts' text of one archived recording; the items changed."""
-    spec = RunSpec.model_validate_json(
-        path.with_name(path.name.removesuffix(".jsonl.gz") + ".json").read_text(encoding="utf-8")
-    )
-    if not spec.orchestrator.startswith("retrieval"):
-        return 0
+    """Rewrite one archived recording in its archived form; the items changed."""
+    spec = RunSpec.model_validate_json(archive_manifest(path).read_text(encoding="utf-8"))
     lines = gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()
     items = [RecordedItem.model_validate_json(x) for x in lines if x.strip()]
-    kept = [without_retrieved_text(r) for r in items]
+    kept = [archived_form(spec, r) for r in items]
     changed = sum(a != b for a, b in zip(items, kept, strict=True))
     if changed:
         write_archive(path, kept)

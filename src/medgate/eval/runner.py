@@ -398,12 +398,20 @@ class TrajectoryStore(RunLog[RecordedItem]):
         items = self.load()
         if not items:
             return None
-        retrieved = self.spec.orchestrator.startswith("retrieval")
-        recs = [without_retrieved_text(r) if retrieved else r for r in items.values()]
-        write_archive(self.archive, recs)
-        manifest = self.archive.with_name(self.archive.name.removesuffix(".jsonl.gz") + ".json")
-        manifest.write_text(self.spec.model_dump_json(indent=2) + "\n")
+        write_archive(self.archive, [archived_form(self.spec, r) for r in items.values()])
+        archive_manifest(self.archive).write_text(self.spec.model_dump_json(indent=2) + "\n")
         return self.archive
+
+
+def archive_manifest(archive: Path) -> Path:
+    """The recording's spec, written beside its archive."""
+    return archive.with_name(archive.name.removesuffix(".jsonl.gz") + ".json")
+
+
+def archived_form(spec: RunSpec, rec: RecordedItem) -> RecordedItem:
+    """``rec`` as the archive of ``spec`` keeps it: without retrieved passages' text when the
+    recording's knowledge was retrieved (:func:`without_retrieved_text`), else as recorded."""
+    return without_retrieved_text(rec) if spec.orchestrator.startswith("retrieval") else rec
 
 
 def without_retrieved_text(rec: RecordedItem) -> RecordedItem:

@@ -17,6 +17,8 @@ from medgate.eval.runner import (
     RecordedItem,
     RunSpec,
     TrajectoryStore,
+    archive_manifest,
+    archived_form,
     every_round_store,
     model_threads,
     recorded_threads,
@@ -293,11 +295,7 @@ def test_committed_recordings_keep_no_retrieved_passage() -> None:
     archives = sorted(Path("docs/results/recordings").glob("*.jsonl.gz"))
     assert archives
     for path in archives:
-        spec = RunSpec.model_validate_json(
-            path.with_name(path.name.removesuffix(".jsonl.gz") + ".json").read_text()
-        )
-        if not spec.orchestrator.startswith("retrieval"):
-            continue
+        spec = RunSpec.model_validate_json(archive_manifest(path).read_text())
         for line in gzip.decompress(path.read_bytes()).decode().splitlines():
             rec = RecordedItem.model_validate_json(line)
-            assert rec == without_retrieved_text(rec), (path.name, rec.item_id)
+            assert rec == archived_form(spec, rec), (path.name, rec.item_id)
