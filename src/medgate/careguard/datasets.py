@@ -171,6 +171,13 @@ GENERAL_QUESTIONS_HELDOUT_3 = PatientQuestions(
     "40 more general health questions needing no patient context, written to measure the check "
     "for a wrong draft on questions never used to choose anything",
 )
+GENERAL_QUESTIONS_HELDOUT_4 = PatientQuestions(
+    "general-questions-heldout-4",
+    "general_questions_heldout_4.jsonl",
+    "40 more general health questions needing no patient context, written to measure CareGuard "
+    "with the statement self-check among its default judges on questions never used to choose "
+    "anything",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",
