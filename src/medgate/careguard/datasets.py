@@ -178,6 +178,12 @@ GENERAL_QUESTIONS_HELDOUT_4 = PatientQuestions(
     "with the statement self-check among its default judges on questions never used to choose "
     "anything",
 )
+GENERAL_QUESTIONS_HELDOUT_5 = PatientQuestions(
+    "general-questions-heldout-5",
+    "general_questions_heldout_5.jsonl",
+    "40 more general health questions needing no patient context, written with "
+    "general-questions-heldout-4 and for the same measurement",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",
