@@ -37,7 +37,8 @@ whole and sentence by sentence, into ``docs/results/self_check_statements_P.json
 ``--report-statements`` writes ``self_check_statements.md`` and ``.json``: the candidate scores
 (:data:`STATEMENT_SCORES`, fixed before any statement was read) on the dev parts ``dev`` and
 ``heldout``, the one with the highest dev AUROC and its balanced-accuracy cut, then the test part
-``heldout3`` (questions written and drafts labelled before any reading) scored once.
+``heldout3`` (questions written and drafts labelled before any reading) scored once; and the cut
+the `self_check` judge uses by default (:data:`GATE_FALSE_ALARMS`), chosen on the same dev drafts.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from medgate.careguard.hra_fit import (
     auroc_with_ci,
     balanced_threshold,
     consistency_sampler,
+    false_alarm_threshold,
     halueval_items,
     item_features,
     read_items,
@@ -78,6 +80,10 @@ OUT = RESULTS / "hra_own_drafts.jsonl.gz"
 FOLDS = 5
 CV_REPEATS = 20
 CV_C = 0.3
+#: The share of right dev drafts the gate's self-check cut may hold back. The balanced-accuracy
+#: cut holds back a third of them, and end to end that blocked 35 of 80 general questions
+#: (docs/careguard.md); the gate must keep answering (the benign target is 80% answered).
+GATE_FALSE_ALARMS = 0.10
 
 
 #: Each part's drafts, hand labels and judge scores. ``dev`` is what the measurement chooses
@@ -551,8 +557,32 @@ def report_statements() -> None:
         "chosen": chosen,
         "threshold": cut,
     }
+    p_dev = np.asarray([STATEMENT_SCORES[chosen](r) for r in dev])
+    gate_cut = false_alarm_threshold(p_dev, y, GATE_FALSE_ALARMS)
+    gate_dev = _held_back(dev, chosen, gate_cut)
+    summary["gate_threshold"] = gate_cut
+    summary["dev"]["at_gate_threshold"] = {
+        "caught": int(gate_dev[y].sum()),
+        "held_good": int(gate_dev[~y].sum()),
+    }
+    gate_note = (
+        f"The balanced-accuracy cut holds back about a third of right drafts, too many for a "
+        f"gate that must keep answering, so the `self_check` judge's default cut is the lowest "
+        f"that holds back at most {GATE_FALSE_ALARMS:.0%} of the right dev drafts: "
+        f"**{gate_cut:.4f}** (dev: {int(gate_dev[y].sum())} of {int(y.sum())} bad drafts and "
+        f"{int(gate_dev[~y].sum())} of {int((~y).sum())} good ones held back)."
+    )
     if test:
         yt, others = _statement_aurocs(test)
+        gate_test = _held_back(test, chosen, gate_cut)
+        gate_note += (
+            f" On test: {int(gate_test[yt].sum())} of {int(yt.sum())} bad and "
+            f"{int(gate_test[~yt].sum())} of {int((~yt).sum())} good."
+        )
+        summary["gate_test"] = {
+            "caught": int(gate_test[yt].sum()),
+            "held_good": int(gate_test[~yt].sum()),
+        }
         headline = others[chosen]
         held = _held_back(test, chosen, cut)
         summary["test"] = {
@@ -604,6 +634,7 @@ def report_statements() -> None:
             f"{int((~yh).sum())} others.",
             "",
         ]
+    lines += ["## The judge's default cut", "", gate_note, ""]
     seconds = [r["seconds_statements"] for r in rows]
     answer_seconds = [r["seconds_answer"] for r in rows]
     counts = [len(r["statements"]) for r in rows]

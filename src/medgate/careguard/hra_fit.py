@@ -274,6 +274,22 @@ def balanced_threshold(p: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> floa
     return float(min(0.95, max(0.05, best)))
 
 
+def false_alarm_threshold(
+    p: np.ndarray[Any, Any], y: np.ndarray[Any, Any], max_rate: float = 0.10
+) -> float:
+    """The lowest P(wrong) cut (over the readings, rounded to 4 places) that holds back at most
+    ``max_rate`` of the good drafts (``y`` False): the cut for a gate that must keep answering,
+    where the balanced-accuracy cut holds back too many right drafts. ValueError without a good
+    draft."""
+    good = p[~y]
+    if not good.size:
+        raise ValueError("no good draft to bound the false alarms with")
+    for cut in sorted(set(np.round(p, 4).tolist())):
+        if (good >= cut).mean() <= max_rate:
+            return float(cut)
+    return float(np.round(good.max(), 4) + 1e-4)
+
+
 class DraftsReport(Record):
     """The features, and the fitted model, on CareGuard's own drafts labelled by hand."""
 

@@ -70,6 +70,16 @@ class CareRunSpec(Record):
     models: dict[str, ModelInfo] = Field(description="The model behind each role.")
 
 
+def settings_in_force(config: MedgateConfig) -> dict[str, Any]:
+    """The CareGuard settings as a run's manifest records them, with the self-check's cut
+    resolved when the self-check judges: unset, it is a default that has changed (0.1927, then
+    0.2694), and a log resumed under another cut would mix two gates."""
+    settings = config.careguard.model_dump(mode="json")
+    if "self_check" in config.careguard.judges:
+        settings["self_check"]["threshold"] = config.careguard.self_check.p_threshold
+    return settings
+
+
 def care_dataset(name: str) -> CareDataset:
     """The registered CareGuard dataset ``name``; a clear error for a QA dataset or none."""
     spec: object = DATASETS.load(name)
@@ -153,7 +163,7 @@ def evaluate_care(
         split=split,
         config=config_name,
         profile=config.profile,
-        careguard=config.careguard.model_dump(mode="json"),
+        careguard=settings_in_force(config),
         models=pool.roles(),
     )
     log = open_run(runs, spec)

@@ -38,6 +38,7 @@ from medgate.eval.care_run import (
     care_dataset_names,
     evaluate_care,
     read_runs,
+    settings_in_force,
 )
 from medgate.eval.data import load_dataset
 from medgate.records import Status
@@ -353,3 +354,17 @@ def test_no_committed_result_holds_outside_data_text() -> None:
         body = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
         found = [f[:60] for f in forms if f in body]
         assert not found, (path, found[:3])
+
+
+def test_a_run_manifest_records_the_self_check_cut_in_force() -> None:
+    # Unset, the cut is a default that has changed; a log must not resume under another one.
+    checked = load_config(careguard={"judges": ["sra", "hra", "self_check"]})
+    assert settings_in_force(checked)["self_check"]["threshold"] == (
+        checked.careguard.self_check.p_threshold
+    )
+    stricter = load_config(
+        careguard={"judges": ["sra", "hra", "self_check"], "self_check": {"threshold": 0.1927}}
+    )
+    assert settings_in_force(stricter)["self_check"]["threshold"] == 0.1927
+    # Without the self-check the setting decides nothing, and older logs keep matching.
+    assert settings_in_force(load_config())["self_check"]["threshold"] is None

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scripts.hra_own_drafts import (
     DEV_PARTS,
+    GATE_FALSE_ALARMS,
     HALUEVAL_PART,
     OUT,
     PARTS,
@@ -20,7 +21,7 @@ from scripts.hra_own_drafts import (
     statements_file,
 )
 
-from medgate.careguard.hra_fit import balanced_threshold, read_items
+from medgate.careguard.hra_fit import balanced_threshold, false_alarm_threshold, read_items
 from medgate.config import SELF_CHECK_THRESHOLDS, CareGuardConfig, load_config
 from medgate.eval.metrics import auroc
 
@@ -109,7 +110,14 @@ def test_the_statement_figures_recompute_and_the_shipped_cut_is_devs(
     assert summary["chosen"] == chosen == "statement_mean"
     cut = balanced_threshold(np.asarray([STATEMENT_SCORES[chosen](r) for r in dev]), np.asarray(y))
     assert summary["threshold"] == pytest.approx(cut)
-    assert SELF_CHECK_THRESHOLDS["statements"] == pytest.approx(cut, abs=5e-5)
+    # The shipped cut is the gate's: the lowest holding back at most a tenth of right dev drafts.
+    p_dev = np.asarray([STATEMENT_SCORES[chosen](r) for r in dev])
+    gate_cut = false_alarm_threshold(p_dev, np.asarray(y), GATE_FALSE_ALARMS)
+    assert summary["gate_threshold"] == pytest.approx(gate_cut)
+    assert SELF_CHECK_THRESHOLDS["statements"] == pytest.approx(gate_cut, abs=5e-5)
+    good = p_dev[~np.asarray(y)]
+    lower = [c for c in np.round(p_dev, 4) if c < gate_cut]
+    assert (good >= gate_cut).mean() <= GATE_FALSE_ALARMS < (good >= max(lower)).mean()
     test = statement_rows[TEST_PART]
     score = [STATEMENT_SCORES[chosen](r) for r in test]
     assert summary["test"]["chosen_auroc"]["value"] == pytest.approx(
