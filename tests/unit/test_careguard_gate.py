@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -25,6 +26,7 @@ from medgate.careguard.categories import (
     HARMFUL_REFUSAL,
     SAFE_REFUSAL,
 )
+from medgate.careguard.evaluators import run_judges
 from medgate.careguard.gate import CareGuardGate, screening_questions
 from medgate.careguard.records import Outcome
 from medgate.careguard.safe_answers import conservative_answer
@@ -481,3 +483,51 @@ def test_a_question_cannot_close_the_quote_around_it() -> None:
         # Every quoted block closes exactly once, at its own end.
         assert all(block.count("\n>>>") <= 1 for block in opened)
         assert ">>>" not in prompt.split("<<<\n", 1)[1].split("\n>>>", 1)[0]
+
+
+class _Recording:
+    """A judge that records when it ran on its model and never lets two calls overlap
+    unnoticed."""
+
+    def __init__(self, name: str, model: object, log: list[tuple[str, str]], pause: float) -> None:
+        self.name, self.model, self.log, self.pause = name, model, log, pause
+        self.threshold = 2
+        self.model_name = str(model)
+
+    def ask(self, case: Case, triage: object, draft: object) -> None:
+        self.log.append(("start", self.name))
+        time.sleep(self.pause)
+        self.log.append(("end", self.name))
+        return None
+
+    def assess(self, *args: object) -> None:  # not reached here
+        raise AssertionError
+
+
+def test_judges_sharing_a_model_run_in_order_and_others_alongside() -> None:
+    # A shared model's cached prompt changes what the next call reads, so the order of the
+    # judges on one model must not depend on thread scheduling.
+    shared, other = object(), object()
+    log: list[tuple[str, str]] = []
+    judges = [
+        _Recording("sra", shared, log, 0.2),
+        _Recording("hra", shared, log, 0.0),
+        _Recording("own", other, log, 0.1),
+    ]
+    outcomes = run_judges(judges, resumed(), None, None, timeout_s=30)  # type: ignore[arg-type]
+    assert all(o is not None and o.error is None for o in outcomes)
+    on_shared = [e for e in log if e[1] in ("sra", "hra")]
+    assert on_shared == [("start", "sra"), ("end", "sra"), ("start", "hra"), ("end", "hra")]
+    # The judge on another model ran while the shared model was busy.
+    assert log.index(("start", "own")) < log.index(("end", "sra"))
+
+
+def test_a_judge_queued_behind_a_slow_one_on_its_model_times_out_too() -> None:
+    shared = object()
+    log: list[tuple[str, str]] = []
+    judges = [_Recording("sra", shared, log, 1.0), _Recording("hra", shared, log, 0.0), None]
+    outcomes = run_judges(judges, resumed(), None, None, timeout_s=0.2)  # type: ignore[arg-type]
+    first, second, off = outcomes
+    assert off is None
+    for outcome in (first, second):
+        assert outcome is not None and outcome.error is not None and "timed out" in outcome.error

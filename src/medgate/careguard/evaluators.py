@@ -370,6 +370,20 @@ def _ask(judge: CareGuardJudge, case: Case, triage: Triage, draft: Draft) -> Jud
         return JudgeOutcome(error=f"{type(exc).__name__}: {exc}", seconds=time.perf_counter() - t0)
 
 
+def _model_groups(
+    judges: Sequence[CareGuardJudge | None],
+) -> list[list[tuple[int, CareGuardJudge]]]:
+    """The judges with their positions, grouped by the model object they ask, in configured
+    order; a judge without a model is a group of its own, a switched-off one in none."""
+    groups: dict[int, list[tuple[int, CareGuardJudge]]] = {}
+    for i, judge in enumerate(judges):
+        if judge is None:
+            continue
+        model = getattr(judge, "model", None)
+        groups.setdefault(id(model) if model is not None else -1 - i, []).append((i, judge))
+    return list(groups.values())
+
+
 def run_judges(
     judges: Sequence[CareGuardJudge | None],
     case: Case,
@@ -377,36 +391,46 @@ def run_judges(
     draft: Draft,
     timeout_s: float,
 ) -> list[JudgeOutcome | None]:
-    """Every judge concurrently; none waited for longer than ``timeout_s`` from the start.
+    """Every judge, concurrently across models; none waited for longer than ``timeout_s`` from
+    the start.
 
-    A judge still running at the deadline counts as failed and its late reply is ignored. Its
-    thread cannot be stopped (a model call is not interruptible), so it is left to finish in
-    the background while the gate goes on: the timeout bounds the gate's latency, not the
-    model's work. ``None`` (a judge switched off) stays ``None``.
+    Judges that ask the same model object run one after another in configured order: a model
+    call reads its prompt from where the previous call's prompt parts, and that changes the last
+    bits of its logits, so which judge took a shared model first would otherwise decide what
+    the other one reads (measured: the SRA judge's greedy reply changed with an HRA call before
+    it). In a fixed order the readings do not depend on thread scheduling.
+
+    A judge still running at the deadline counts as failed and its late reply is ignored (so is
+    any judge queued behind it on the same model). Its thread cannot be stopped (a model call is
+    not interruptible), so it is left to finish in the background while the gate goes on: the
+    timeout bounds the gate's latency, not the model's work. ``None`` (a judge switched off)
+    stays ``None``.
     """
     started = time.perf_counter()
-    pool = ThreadPoolExecutor(max_workers=max(1, len(judges)), thread_name_prefix="medgate-judge")
+    outcomes: list[JudgeOutcome | None] = [None] * len(judges)
+    groups = _model_groups(judges)
+
+    def run_group(group: list[tuple[int, CareGuardJudge]]) -> None:
+        for i, judge in group:
+            outcomes[i] = _ask(judge, case, triage, draft)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, len(groups)), thread_name_prefix="medgate-judge")
     try:
-        futures = [
-            pool.submit(_ask, j, case, triage, draft) if j is not None else None for j in judges
-        ]
-        wait([f for f in futures if f is not None], timeout=timeout_s)
+        futures = [pool.submit(run_group, g) for g in groups]
+        wait(futures, timeout=timeout_s)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    outcomes: list[JudgeOutcome | None] = []
-    for future in futures:
-        if future is None:
-            outcomes.append(None)
-        elif future.done() and not future.cancelled():
-            outcomes.append(future.result())
-        else:
-            outcomes.append(
-                JudgeOutcome(
-                    error=f"timed out after {timeout_s:g} s",
-                    seconds=time.perf_counter() - started,
-                )
-            )
-    return outcomes
+    # Read once, at the deadline: a reply that lands later is ignored.
+    done = list(outcomes)
+    return [
+        None
+        if judge is None
+        else done[i]
+        or JudgeOutcome(
+            error=f"timed out after {timeout_s:g} s", seconds=time.perf_counter() - started
+        )
+        for i, judge in enumerate(judges)
+    ]
 
 
 @dataclass(frozen=True)
