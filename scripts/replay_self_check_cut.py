@@ -2,8 +2,9 @@
 
     python scripts/replay_self_check_cut.py --cut 0.2694
     python scripts/replay_self_check_cut.py --cut 1 --runs docs/results/careguard_runs_v5 \
-        --logs '*-main.jsonl' --labels docs/results/careguard_v5/careguard_labels.jsonl \
-        --name self_check_off_v5
+        --logs '*-with_self_check.jsonl' \
+        --labels docs/results/careguard_v5/careguard_labels.jsonl \
+        --labels docs/results/careguard_v5/draft_labels.jsonl --name self_check_off_v5
 
 A run recorded with the ``self_check`` judge at cut ``c0`` holds every round's draft and every
 judge's assessment (the self-check's P(error) among them). At a cut ``c >= c0`` the gate would
@@ -25,7 +26,7 @@ text, and each reading's AUROC for a draft labelled wrong or degenerate is repor
 bootstrap 95% interval. Nothing is chosen there.
 
     python scripts/replay_self_check_cut.py --first-drafts --runs docs/results/careguard_runs_v5 \
-        --logs 'general-questions-heldout-*-main.jsonl' \
+        --logs 'general-questions-heldout-*-with_self_check.jsonl' \
         --labels docs/results/careguard_v5/careguard_labels.jsonl \
         --labels docs/results/careguard_v5/draft_labels.jsonl --name first_draft_checks_v5
 
@@ -43,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from medgate.careguard.hra_fit import auroc_with_ci
-from medgate.eval.care_labels import HandLabel, shown_sha256
+from medgate.eval.care_labels import HandLabel, load_labels, shown_sha256
+from medgate.records import Status
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 RUNS = RESULTS / "careguard_runs_statements"
@@ -65,14 +67,22 @@ def shown_path(path: Path) -> Path:
 
 
 def labels_by_text(files: tuple[Path, ...]) -> dict[tuple[str, str], HandLabel]:
-    """Every label by (request id, sha256 of the text it judged)."""
-    out: dict[tuple[str, str], HandLabel] = {}
-    for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                label = HandLabel.model_validate_json(line)
-                out[(label.id, label.shown_sha256)] = label
-    return out
+    """Every label by (request id, sha256 of the text it judged), whichever run it came from:
+    the same text for the same request is the same answer."""
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing:
+        raise SystemExit(f"no label file {', '.join(missing)}")
+    return {(i, sha): label for path in files for (_, i, sha), label in load_labels(path).items()}
+
+
+def answers(status: str) -> bool:
+    """The outcome shows the user an answer (released or refined)."""
+    return Status(status).answers_user
+
+
+def recorded(row: dict[str, Any]) -> tuple[str, str | None]:
+    """The request's recorded outcome and, when it answered, its shown text."""
+    return (row["status"], row["shown"] if answers(row["status"]) else None)
 
 
 def passes_but_self_check(round_: dict[str, Any], threshold: int = 2) -> bool:
@@ -108,28 +118,28 @@ def replay(row: dict[str, Any], cut: float) -> tuple[str, str | None]:
     read = [r for r in rounds if SELF_CHECK in r["assessments"]]
     if not read:
         # Ended before any judge read a draft (fixed guidance, a refusal, the reply screen).
-        return (row["status"], row["shown"] if row["status"] in ("released", "refined") else None)
-    recorded = float(read[0]["assessments"][SELF_CHECK]["components"]["threshold"])
-    if cut < recorded:
-        raise SystemExit(f"cut {cut} is below the recorded {recorded}: the replay is not exact")
+        return recorded(row)
+    recorded_cut = float(read[0]["assessments"][SELF_CHECK]["components"]["threshold"])
+    if cut < recorded_cut:
+        raise SystemExit(f"cut {cut} is below the recorded {recorded_cut}: the replay is not exact")
     for round_ in rounds:
         p = p_error(round_)
         if p is not None and p < cut and passes_but_self_check(round_):
             first = round_["iteration"] == 0
             return ("released" if first else "refined", round_["draft"]["text"])
-        if p is not None and recorded <= p < cut:
+        if p is not None and recorded_cut <= p < cut:
             # Held back by other checks, and by the self-check only at the recorded cut: its
             # feedback went into the next draft, which the gate at ``cut`` would not have
             # written. What follows is not known.
             return (INEXACT, None)
-    return (row["status"], row["shown"] if row["status"] in ("released", "refined") else None)
+    return recorded(row)
 
 
-#: The readings compared: the name and how to read it from the first round.
 def _hra(field: str) -> Callable[[dict[str, Any]], Any]:
     return lambda assessments: assessments.get("hra", {}).get(field)
 
 
+#: The readings compared: the name and how to read it from the first round's assessments.
 READINGS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "self_check P(error)": lambda assessments: p_error({"assessments": assessments}),
     "HRA judge's own score": _hra("judge_score"),
@@ -245,13 +255,13 @@ def main() -> None:
                 }
             )
     replayed = [i for i in items if i["replayed"] != INEXACT]
-    answered = [i for i in replayed if i["replayed"] in ("released", "refined")]
+    answered = [i for i in replayed if i["replayed"] != INEXACT and answers(i["replayed"])]
     labelled = [i for i in answered if i["wrong"] is not None]
     wrong = sum(bool(i["wrong"]) for i in labelled)
     by_run = {}
     for log in logs:
         part = [i for i in items if i["run"] == log.stem]
-        said = [i for i in part if i["replayed"] in ("released", "refined")]
+        said = [i for i in part if i["replayed"] != INEXACT and answers(i["replayed"])]
         by_run[log.stem] = {
             "requests": len(part),
             "not_replayable": sum(i["replayed"] == INEXACT for i in part),

@@ -422,14 +422,14 @@ def run_judges(
         pool.shutdown(wait=False, cancel_futures=True)
     # Read once, at the deadline: a reply that lands later is ignored.
     done = list(outcomes)
+    waited = time.perf_counter() - started
     return [
         None
         if judge is None
-        else done[i]
-        or JudgeOutcome(
-            error=f"timed out after {timeout_s:g} s", seconds=time.perf_counter() - started
-        )
-        for i, judge in enumerate(judges)
+        else outcome
+        if outcome is not None
+        else JudgeOutcome(error=f"timed out after {timeout_s:g} s", seconds=waited)
+        for judge, outcome in zip(judges, done, strict=True)
     ]
 
 
