@@ -184,6 +184,12 @@ GENERAL_QUESTIONS_HELDOUT_5 = PatientQuestions(
     "40 more general health questions needing no patient context, written with "
     "general-questions-heldout-4 and for the same measurement",
 )
+GENERAL_QUESTIONS_HELDOUT_6 = PatientQuestions(
+    "general-questions-heldout-6",
+    "general_questions_heldout_6.jsonl",
+    "40 more general health questions needing no patient context, written to compare the "
+    "generator's instructions for general questions on questions never used to choose anything",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",
