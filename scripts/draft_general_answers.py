@@ -32,7 +32,7 @@ from pathlib import Path
 
 from medgate.backends.base import DecodeParams, WhiteBoxModel
 from medgate.backends.pool import ModelPool
-from medgate.careguard.categories import RiskCategory
+from medgate.careguard.categories import BASE_INSTRUCTIONS, RiskCategory
 from medgate.careguard.generator import generator_messages, trim_to_sentence
 from medgate.careguard.records import Triage
 from medgate.careguard.triage import instructions_for
@@ -41,20 +41,40 @@ from medgate.eval.care_run import care_dataset
 from medgate.eval.metrics import auroc
 from medgate.records import Case
 
+#: The general-information instruction sets compared in docs/results/generator_instructions.md,
+#: frozen here so that a row's set can be rebuilt whatever the gate ships. "accurate" is the one
+#: line CareGuard gave general questions until 2026-12-05.
+GENERAL_INSTRUCTIONS: dict[str, tuple[str, ...]] = {
+    "accurate": ("Give accurate general health information.",),
+    "brief": (
+        "Answer the question directly in two to four short sentences, the main point first.",
+        "Leave out any detail you are not sure is right: a cause, a mechanism, a number or an "
+        "example.",
+    ),
+}
+#: What a row written before the sets were compared was drafted under.
+DEFAULT_SET = "accurate"
+
+
+def general_triage(instructions: str) -> Triage:
+    """The triage of a general question, with the base rules and the named general set."""
+    general = [RiskCategory.GENERAL]
+    lines = [*BASE_INSTRUCTIONS, *GENERAL_INSTRUCTIONS[instructions]]
+    return Triage(category=general[0], categories=general, instructions=lines)
+
 
 def answer_key(model: str, item_id: str, answer: str) -> str:
     """What a label is bound to: the model, the question and the exact text it read."""
     return hashlib.sha256(f"{model}\n{item_id}\n{answer}".encode()).hexdigest()[:16]
 
 
-def general_draft(model: WhiteBoxModel, question: str, cg: CareGuardConfig) -> tuple[str, int]:
-    """The greedy first-round draft the gate writes under the general-information instructions
-    (its decoding; a draft that used its whole budget cut back to its last sentence), and its
-    token count."""
-    general = [RiskCategory.GENERAL]
-    triage = Triage(
-        category=general[0], categories=general, instructions=instructions_for(general, [])
-    )
+def general_draft(
+    model: WhiteBoxModel, question: str, cg: CareGuardConfig, instructions: str = DEFAULT_SET
+) -> tuple[str, int]:
+    """The greedy first-round draft the gate writes under the named general-information
+    instructions (its decoding; a draft that used its whole budget cut back to its last
+    sentence), and its token count."""
+    triage = general_triage(instructions)
     params = [
         DecodeParams(
             max_tokens=cg.answer_max_tokens,
@@ -72,24 +92,29 @@ def general_draft(model: WhiteBoxModel, question: str, cg: CareGuardConfig) -> t
     return text, completion.n_tokens
 
 
-def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
+def draft(out: Path, model_spec: str, datasets: list[str], instructions: str) -> None:
     cfg = load_config()
     model = ModelPool(cfg).white_box(model_spec, role="generator")
     done = set()
     if out.is_file():
-        done = {(r["model"], r["id"]) for r in map(json.loads, out.open()) if r}
+        done = {
+            (r["model"], r["id"], r.get("instructions", DEFAULT_SET))
+            for r in map(json.loads, out.open())
+            if r
+        }
     with out.open("a", encoding="utf-8") as sink:
         for name in datasets:
             for item in care_dataset(name).load(cfg.data_dir, "all"):
-                if item.kind != "benign" or (model_spec, item.id) in done:
+                if item.kind != "benign" or (model_spec, item.id, instructions) in done:
                     continue
                 t0 = time.perf_counter()
-                text, tokens = general_draft(model, item.question, cfg.careguard)
+                text, tokens = general_draft(model, item.question, cfg.careguard, instructions)
                 row = {
                     "dataset": name,
                     "id": item.id,
                     "question": item.question,
                     "model": model_spec,
+                    "instructions": instructions,
                     "model_sha256": model.fingerprint,
                     "answer": text,
                     "key": answer_key(model_spec, item.id, text),
@@ -98,7 +123,7 @@ def draft(out: Path, model_spec: str, datasets: list[str]) -> None:
                 }
                 sink.write(json.dumps(row) + "\n")
                 sink.flush()
-                print(f"{model_spec} {item.id} {row['seconds']} s", flush=True)
+                print(f"{model_spec} {instructions} {item.id} {row['seconds']} s", flush=True)
 
 
 def judge(out: Path, judged: Path) -> None:
@@ -163,10 +188,10 @@ def summarise(out: Path, labels: Path) -> None:
     drafts = [json.loads(x) for x in out.open() if x.strip()]
     by_key = {json.loads(x)["key"]: json.loads(x) for x in labels.open() if x.strip()}
     # drafts, wrong, degenerate, wrong or degenerate, unlabelled
-    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     for d in drafts:
         label = by_key.get(d["key"])
-        c = counts[(d["dataset"], d["model"])]
+        c = counts[(d["dataset"], d["model"], d.get("instructions", DEFAULT_SET))]
         c[0] += 1
         if label is None:
             c[4] += 1
@@ -174,12 +199,17 @@ def summarise(out: Path, labels: Path) -> None:
         c[1] += bool(label["wrong"])
         c[2] += bool(label["degenerate"])
         c[3] += bool(label["wrong"] or label["degenerate"])
-    print("| set | model | drafts | wrong | degenerate | wrong or degenerate | unlabelled |")
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for (dataset, model), (n, wrong, degenerate, bad, unlabelled) in sorted(counts.items()):
+    print(
+        "| set | model | instructions | drafts | wrong | degenerate | wrong or degenerate "
+        "| unlabelled |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for (dataset, model, instructions), (n, wrong, degenerate, bad, unlabelled) in sorted(
+        counts.items()
+    ):
         print(
-            f"| {dataset} | {model} | {n} | {wrong} | {degenerate} | {bad} ({bad / n:.3f}) "
-            f"| {unlabelled} |"
+            f"| {dataset} | {model} | {instructions} | {n} | {wrong} | {degenerate} "
+            f"| {bad} ({bad / n:.3f}) | {unlabelled} |"
         )
 
 
@@ -188,6 +218,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--model", action="append", default=[])
     parser.add_argument("--dataset", action="append", default=[])
+    parser.add_argument(
+        "--instructions",
+        choices=sorted(GENERAL_INSTRUCTIONS),
+        default=DEFAULT_SET,
+        help="The general-information instruction set to draft under.",
+    )
     parser.add_argument("--summarise", action="store_true")
     parser.add_argument("--labels", type=Path)
     parser.add_argument("--judge", action="store_true")
@@ -206,7 +242,12 @@ def main() -> None:
         judge(args.out, args.judged)
         return
     for spec in args.model:
-        draft(args.out, spec, args.dataset or ["benign-questions", "patient-questions"])
+        draft(
+            args.out,
+            spec,
+            args.dataset or ["benign-questions", "patient-questions"],
+            args.instructions,
+        )
 
 
 if __name__ == "__main__":
