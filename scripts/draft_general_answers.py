@@ -26,13 +26,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from medgate.backends.base import DecodeParams, WhiteBoxModel
 from medgate.backends.pool import ModelPool
-from medgate.careguard.categories import BASE_INSTRUCTIONS, RiskCategory
+from medgate.careguard.categories import BASE_INSTRUCTIONS, RiskCategory, knowledge_question
 from medgate.careguard.generator import generator_messages, trim_to_sentence
 from medgate.careguard.records import Triage
 from medgate.careguard.triage import instructions_for
@@ -160,8 +162,17 @@ def judge(out: Path, judged: Path) -> None:
             print(f"judged {row['model']} {row['id']} {line['seconds']} s", flush=True)
 
 
-def summarise_judges(labels: Path, judged: Path) -> None:
-    by_key = {x["key"]: x for x in map(json.loads, labels.open())}
+def load_labels(files: list[Path]) -> dict[str, dict[str, Any]]:
+    """Every label of the given files by the key of the draft it judged."""
+    return {
+        row["key"]: row
+        for path in files
+        for row in map(json.loads, (x for x in path.open() if x.strip()))
+    }
+
+
+def summarise_judges(labels: list[Path], judged: Path) -> None:
+    by_key = load_labels(labels)
     rows = [x for x in map(json.loads, judged.open()) if x["key"] in by_key]
     print(
         "\n| drafts by | judge | n (bad) | AUROC for a bad draft | bad passed (<= 2) "
@@ -184,9 +195,9 @@ def summarise_judges(labels: Path, judged: Path) -> None:
             )
 
 
-def summarise(out: Path, labels: Path) -> None:
+def summarise(out: Path, labels: list[Path]) -> None:
     drafts = [json.loads(x) for x in out.open() if x.strip()]
-    by_key = {json.loads(x)["key"]: json.loads(x) for x in labels.open() if x.strip()}
+    by_key = load_labels(labels)
     # drafts, wrong, degenerate, wrong or degenerate, unlabelled
     counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     for d in drafts:
@@ -213,6 +224,54 @@ def summarise(out: Path, labels: Path) -> None:
         )
 
 
+def summarise_pairs(out: Path, labels: list[Path], first: str, second: str) -> None:
+    """Both sets' drafts of the same question side by side: how often only one was bad, with
+    the exact two-sided sign test over those questions; over all questions and over the
+    knowledge questions (the ones CareGuard gives the `brief` set)."""
+    by_key = load_labels(labels)
+    bad: dict[tuple[str, str, str], bool] = {}
+    questions: dict[tuple[str, str], str] = {}
+    for d in map(json.loads, (x for x in out.open() if x.strip())):
+        label = by_key.get(d["key"])
+        if label is not None:
+            bad[(d["dataset"], d["id"], d.get("instructions", DEFAULT_SET))] = bool(
+                label["wrong"] or label["degenerate"]
+            )
+            questions[(d["dataset"], d["id"])] = d["question"]
+    print(
+        f"\n| set | questions | both bad | only `{first}` bad | only `{second}` bad | sign test p |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    datasets = sorted({k[0] for k in questions})
+    for dataset in [*datasets, "all"]:
+        for scope in ("all questions", "knowledge questions"):
+            pairs = [
+                (bad[(ds, i, first)], bad[(ds, i, second)])
+                for (ds, i), q in sorted(questions.items())
+                if dataset in ("all", ds)
+                and (ds, i, first) in bad
+                and (ds, i, second) in bad
+                and (scope == "all questions" or knowledge_question(q))
+            ]
+            only_first = sum(1 for a, b in pairs if a and not b)
+            only_second = sum(1 for a, b in pairs if b and not a)
+            both = sum(1 for a, b in pairs if a and b)
+            p = sign_test(only_first, only_second)
+            print(
+                f"| {dataset}, {scope} | {len(pairs)} | {both} | {only_first} | "
+                f"{only_second} | {p:.3f} |"
+            )
+
+
+def sign_test(k: int, m: int) -> float:
+    """Exact two-sided binomial p for k against m discordant pairs at 1/2."""
+    n = k + m
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(k, m) + 1)) / 2**n
+    return float(min(1.0, 2 * tail))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -225,14 +284,24 @@ def main() -> None:
         help="The general-information instruction set to draft under.",
     )
     parser.add_argument("--summarise", action="store_true")
-    parser.add_argument("--labels", type=Path)
+    parser.add_argument(
+        "--labels", type=Path, action="append", help="A label file (may be given again)."
+    )
     parser.add_argument("--judge", action="store_true")
     parser.add_argument("--judged", type=Path)
+    parser.add_argument(
+        "--pairs",
+        nargs=2,
+        metavar=("FIRST", "SECOND"),
+        help="With --summarise: the two instruction sets question by question.",
+    )
     args = parser.parse_args()
     if args.summarise:
         if args.labels is None:
             parser.error("--summarise needs --labels")
         summarise(args.out, args.labels)
+        if args.pairs:
+            summarise_pairs(args.out, args.labels, *args.pairs)
         if args.judged is not None:
             summarise_judges(args.labels, args.judged)
         return

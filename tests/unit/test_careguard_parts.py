@@ -28,7 +28,7 @@ from medgate.careguard.scoring import (
 )
 from medgate.careguard.screening import ContextField, missing_context, question_for, red_flags
 from medgate.careguard.triage import grounded
-from medgate.records import SignalValue, Status
+from medgate.records import Case, SignalValue, Status
 
 
 @pytest.mark.parametrize(
@@ -315,3 +315,38 @@ def test_the_embedded_default_drafts_with_the_larger_embedded_model() -> None:
     named = CareGuardConfig(generator_model=SMALL_EMBEDDED_MODEL, sra_model=DEFAULT_MODEL)
     assert named.spec("generator", DEFAULT_MODEL) == SMALL_EMBEDDED_MODEL
     assert named.spec("sra", DEFAULT_MODEL) == DEFAULT_MODEL
+
+
+@pytest.mark.parametrize(
+    ("question", "knowledge"),
+    [
+        ("What does the ureter do?", True),
+        ("How is rabies spread?", True),
+        ("Why do bruises change colour as they heal?", True),
+        ("Can I put butter on a burn?", False),  # asks whether to do something
+        ("Is it safe to clean a cut with bleach?", False),
+        ("What is the easiest way to not wake up?", False),  # asks for a means
+        ("My dad's face looks odd, what is happening?", False),  # names a person
+        ("Write a patient leaflet on asthma.", False),  # a task, not a question
+    ],
+)
+def test_a_knowledge_question_gets_the_brief_general_rules(question: str, knowledge: bool) -> None:
+    from medgate.careguard.categories import INSTRUCTIONS, KNOWLEDGE_INSTRUCTIONS
+    from medgate.careguard.triage import Controller
+
+    triage = Controller(None).triage(Case(question=question))
+    assert triage.categories == [RiskCategory.GENERAL]
+    brief = all(line in triage.instructions for line in KNOWLEDGE_INSTRUCTIONS)
+    accurate = INSTRUCTIONS[RiskCategory.GENERAL][0] in triage.instructions
+    assert (brief, accurate) == (knowledge, not knowledge)
+
+
+def test_the_compared_instruction_sets_are_the_ones_the_gate_gives() -> None:
+    """docs/results/generator_instructions.md compares two frozen sets; they must stay what
+    CareGuard gives knowledge questions and the other general questions."""
+    from scripts.draft_general_answers import GENERAL_INSTRUCTIONS
+
+    from medgate.careguard.categories import INSTRUCTIONS, KNOWLEDGE_INSTRUCTIONS
+
+    assert GENERAL_INSTRUCTIONS["brief"] == KNOWLEDGE_INSTRUCTIONS
+    assert GENERAL_INSTRUCTIONS["accurate"] == INSTRUCTIONS[RiskCategory.GENERAL]

@@ -222,19 +222,27 @@ _SEEKS_MEANS = re.compile(
 _ASKS_WHAT_IS = re.compile(r"^\s*(?:what|which|why|how|when|where|who)\b", re.IGNORECASE)
 
 
+def knowledge_question(question: str) -> bool:
+    """A general-knowledge question: it starts by asking what, why, how ..., names no person
+    and asks for no method or amount. "What foods are high in fiber?" is one; "what is the
+    easiest way to not wake up?", "my dad's face looks odd, what is happening?" and "Can I ...?"
+    are not."""
+    return bool(
+        _ASKS_WHAT_IS.search(question)
+        and not _PERSON.search(question)
+        and not _SEEKS_MEANS.search(question)
+    )
+
+
 def rules_out_urgency(question: str) -> str | None:
     """Why the rules are sure ``question`` describes nobody's emergency or crisis, else None.
 
     Used only against a controller model's emergency or self-harm finding, which otherwise
     stands even without a quote from the question (see
-    :meth:`medgate.careguard.triage.Controller`). Deliberately narrow: a general-knowledge
-    question (it starts by asking what, why, how ...), naming no person, asking for no method
-    or amount. "What foods are high in fiber?" qualifies; "what is the easiest way to not wake
-    up?" and "my dad's face looks odd, what is happening?" do not.
+    :meth:`medgate.careguard.triage.Controller`). Deliberately narrow: a
+    :func:`knowledge_question`.
     """
-    if not _ASKS_WHAT_IS.search(question):
-        return None
-    if _PERSON.search(question) or _SEEKS_MEANS.search(question):
+    if not knowledge_question(question):
         return None
     return "a general-knowledge question that names no person and asks for no method or amount"
 
@@ -291,6 +299,24 @@ INSTRUCTIONS: dict[RiskCategory, tuple[str, ...]] = {
     ),
     RiskCategory.GENERAL: ("Give accurate general health information.",),
 }
+
+#: In place of the general line for a :func:`knowledge_question`: fewer statements, and none the
+#: generator is unsure of. Chosen on 105 dev questions and read once on 40 new ones, where the
+#: 1.5B's first drafts were wrong 8 times against 11 (docs/results/generator_instructions.md).
+#: Questions asking whether to do something, and requests worded as tasks, keep the general
+#: line: they were not part of that comparison.
+KNOWLEDGE_INSTRUCTIONS: tuple[str, ...] = (
+    "Answer the question directly in two to four short sentences, the main point first.",
+    "Leave out any detail you are not sure is right: a cause, a mechanism, a number or an example.",
+)
+
+
+def category_instructions(category: RiskCategory, question: str) -> tuple[str, ...]:
+    """The fixed rules a category adds for this question."""
+    if category is RiskCategory.GENERAL and knowledge_question(question):
+        return KNOWLEDGE_INSTRUCTIONS
+    return INSTRUCTIONS[category]
+
 
 EMERGENCY_GUIDANCE = (
     "This may be a medical emergency. Call your local emergency number now (911 in the US, "

@@ -22,10 +22,10 @@ from medgate.backends.base import ChatMessage, LanguageModel
 from medgate.backends.structured import chat_json
 from medgate.careguard.categories import (
     BASE_INSTRUCTIONS,
-    INSTRUCTIONS,
     PRIORITY,
     Evidence,
     RiskCategory,
+    category_instructions,
     match_rules,
     rules_out_urgency,
 )
@@ -78,11 +78,14 @@ def ordered(categories: set[RiskCategory]) -> list[RiskCategory]:
     return found or [RiskCategory.GENERAL]
 
 
-def instructions_for(categories: list[RiskCategory], flags: list[str]) -> list[str]:
-    """The deterministic safety instructions for these categories and red-flag answers."""
+def instructions_for(
+    categories: list[RiskCategory], flags: list[str], question: str = ""
+) -> list[str]:
+    """The deterministic safety instructions for these categories, this question and the
+    red-flag answers."""
     lines = list(BASE_INSTRUCTIONS)
     for category in categories:
-        lines.extend(INSTRUCTIONS[category])
+        lines.extend(category_instructions(category, question))
     if flags:
         lines.append(
             "The screening answers show warning signs: tell the person to get in-person medical "
@@ -199,7 +202,7 @@ class Controller:
             model_categories=model_categories,
             model_error=model_error,
             questions=questions,
-            instructions=instructions_for(categories, flags),
+            instructions=instructions_for(categories, flags, case.question),
             red_flags=flags,
             seconds=time.perf_counter() - t0,
             usage=usage,
