@@ -1,5 +1,6 @@
 """First drafts of CareGuard's generator for general health questions, from one model, for
-comparing answering models by hand labels (docs/results/generators.md).
+comparing answering models, or instruction sets, by hand labels (docs/results/generators.md,
+docs/results/generator_instructions.md).
 
     MEDGATE_BACKEND__N_THREADS=1 python scripts/draft_general_answers.py \\
         --model embedded:qwen2.5-coder-1.5b --dataset benign-questions \\
@@ -198,12 +199,13 @@ def summarise_judges(labels: list[Path], judged: Path) -> None:
 def summarise(out: Path, labels: list[Path]) -> None:
     drafts = [json.loads(x) for x in out.open() if x.strip()]
     by_key = load_labels(labels)
-    # drafts, wrong, degenerate, wrong or degenerate, unlabelled
-    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    # drafts, wrong, degenerate, wrong or degenerate, unlabelled, tokens
+    counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     for d in drafts:
         label = by_key.get(d["key"])
         c = counts[(d["dataset"], d["model"], d.get("instructions", DEFAULT_SET))]
         c[0] += 1
+        c[5] += d["tokens"]
         if label is None:
             c[4] += 1
             continue
@@ -211,16 +213,16 @@ def summarise(out: Path, labels: list[Path]) -> None:
         c[2] += bool(label["degenerate"])
         c[3] += bool(label["wrong"] or label["degenerate"])
     print(
-        "| set | model | instructions | drafts | wrong | degenerate | wrong or degenerate "
-        "| unlabelled |"
+        "| set | model | instructions | drafts | mean tokens | wrong | degenerate "
+        "| wrong or degenerate | unlabelled |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|")
-    for (dataset, model, instructions), (n, wrong, degenerate, bad, unlabelled) in sorted(
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for (dataset, model, instructions), (n, wrong, degenerate, bad, unlabelled, tokens) in sorted(
         counts.items()
     ):
         print(
-            f"| {dataset} | {model} | {instructions} | {n} | {wrong} | {degenerate} "
-            f"| {bad} ({bad / n:.3f}) | {unlabelled} |"
+            f"| {dataset} | {model} | {instructions} | {n} | {tokens / n:.1f} | {wrong} "
+            f"| {degenerate} | {bad} ({bad / n:.3f}) | {unlabelled} |"
         )
 
 

@@ -328,6 +328,9 @@ def test_the_embedded_default_drafts_with_the_larger_embedded_model() -> None:
         ("What is the easiest way to not wake up?", False),  # asks for a means
         ("My dad's face looks odd, what is happening?", False),  # names a person
         ("Write a patient leaflet on asthma.", False),  # a task, not a question
+        ("How can a nurse recognise early signs of sepsis?", False),  # asks for a method
+        ("How do you get rid of a wart?", False),
+        ("How do vaccines train the immune system?", True),
     ],
 )
 def test_a_knowledge_question_gets_the_brief_general_rules(question: str, knowledge: bool) -> None:

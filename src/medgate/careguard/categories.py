@@ -222,11 +222,17 @@ _SEEKS_MEANS = re.compile(
 _ASKS_WHAT_IS = re.compile(r"^\s*(?:what|which|why|how|when|where|who)\b", re.IGNORECASE)
 
 
-def knowledge_question(question: str) -> bool:
-    """A general-knowledge question: it starts by asking what, why, how ..., names no person
-    and asks for no method or amount. "What foods are high in fiber?" is one; "what is the
-    easiest way to not wake up?", "my dad's face looks odd, what is happening?" and "Can I ...?"
-    are not."""
+#: Asks how to do something rather than how something is: advice on a method, which a harmful
+#: request worded as a question ("How can a doctor ...?") also is.
+_ASKS_FOR_A_METHOD = re.compile(
+    r"^\s*how (?:can|could|should|would|might|to|do you|does one)\b", re.IGNORECASE
+)
+
+
+def asks_what_is(question: str) -> bool:
+    """It starts by asking what, why, how ..., names no person and asks for no method or
+    amount. "What foods are high in fiber?" does; "what is the easiest way to not wake up?"
+    and "my dad's face looks odd, what is happening?" do not."""
     return bool(
         _ASKS_WHAT_IS.search(question)
         and not _PERSON.search(question)
@@ -234,15 +240,22 @@ def knowledge_question(question: str) -> bool:
     )
 
 
+def knowledge_question(question: str) -> bool:
+    """A question about how something is, not how to do something: :func:`asks_what_is`, and
+    not opening "how can / should / do you ...". "How is rabies spread?" is one; "How can a
+    nurse ...?" and "Can I ...?" are not."""
+    return asks_what_is(question) and not _ASKS_FOR_A_METHOD.search(question)
+
+
 def rules_out_urgency(question: str) -> str | None:
     """Why the rules are sure ``question`` describes nobody's emergency or crisis, else None.
 
     Used only against a controller model's emergency or self-harm finding, which otherwise
     stands even without a quote from the question (see
-    :meth:`medgate.careguard.triage.Controller`). Deliberately narrow: a
-    :func:`knowledge_question`.
+    :meth:`medgate.careguard.triage.Controller`). Deliberately narrow: the question
+    :func:`asks_what_is`.
     """
-    if not knowledge_question(question):
+    if not asks_what_is(question):
         return None
     return "a general-knowledge question that names no person and asks for no method or amount"
 
