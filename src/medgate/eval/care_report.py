@@ -86,6 +86,15 @@ def by_category(results: list[ItemResult]) -> dict[str, Any]:
     return out
 
 
+def variant(name: str, spec: CareRunSpec) -> str:
+    """What a run is called beside others of its request set: the end of its log's name,
+    ``<dataset>-<split>-<variant>``. That is its configuration unless the log was renamed to
+    say more (two runs of one configuration under different code), so two runs never share a
+    column."""
+    prefix = f"{spec.dataset}-{spec.split}-"
+    return name[len(prefix) :] if name.startswith(prefix) else spec.config
+
+
 def paired(
     runs: dict[str, tuple[CareRunSpec, list[ItemResult]]], labels: dict[LabelKey, HandLabel]
 ) -> list[dict[str, Any]]:
@@ -97,13 +106,14 @@ def paired(
     """
     out: list[dict[str, Any]] = []
     for name, (spec, results) in sorted(runs.items()):
-        if spec.config == "main":
+        other = variant(name, spec)
+        if other == "main":
             continue
         base = next(
             (
                 (n, r)
                 for n, (s, r) in runs.items()
-                if s.config == "main" and (s.dataset, s.split) == (spec.dataset, spec.split)
+                if variant(n, s) == "main" and (s.dataset, s.split) == (spec.dataset, spec.split)
             ),
             None,
         )
@@ -112,7 +122,7 @@ def paired(
         common = {r.id for r in base[1]} & {r.id for r in results}
         sides = {
             "main": (base[0], [r for r in base[1] if r.id in common]),
-            spec.config: (name, [r for r in results if r.id in common]),
+            other: (name, [r for r in results if r.id in common]),
         }
         row: dict[str, Any] = {"dataset": spec.dataset, "split": spec.split, "n": len(common)}
         flawed: dict[str, set[str]] = {}
@@ -125,9 +135,9 @@ def paired(
                 "wrong_or_degenerate": counts.wrong_or_degenerate,
                 "unlabelled": len(counts.unlabelled),
             }
-        row["wrong_only_in_main"] = sorted(flawed["main"] - flawed[spec.config])
-        row[f"wrong_only_in_{spec.config}"] = sorted(flawed[spec.config] - flawed["main"])
-        row["other"] = spec.config
+        row["wrong_only_in_main"] = sorted(flawed["main"] - flawed[other])
+        row[f"wrong_only_in_{other}"] = sorted(flawed[other] - flawed["main"])
+        row["other"] = other
         out.append(row)
     return out
 
@@ -198,7 +208,7 @@ def markdown(
     for dataset in sorted({spec.dataset for spec, _ in runs.values()}):
         for split in sorted({s.split for s, _ in runs.values() if s.dataset == dataset}):
             chosen = {
-                spec.config: (name, results)
+                variant(name, spec): (name, results)
                 for name, (spec, results) in runs.items()
                 if spec.dataset == dataset and spec.split == split
             }

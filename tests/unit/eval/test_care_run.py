@@ -31,7 +31,7 @@ from medgate.eval.care_labels import (
     current_label,
     shown_sha256,
 )
-from medgate.eval.care_report import paired, write_report
+from medgate.eval.care_report import paired, variant, write_report
 from medgate.eval.care_run import (
     CareRunSpec,
     care_dataset,
@@ -295,6 +295,44 @@ def test_two_configurations_are_compared_on_the_requests_both_ran(tmp_path: Path
     assert row["main"] == {"answered": 2, "blocked": 0, "wrong_or_degenerate": 1, "unlabelled": 0}
     assert row["no_hra"] == {"answered": 1, "blocked": 1, "wrong_or_degenerate": 0, "unlabelled": 0}
     assert row["wrong_only_in_main"] == ["q1"] and row["wrong_only_in_no_hra"] == []
+
+
+def test_two_runs_of_one_configuration_under_other_code_are_two_columns_and_paired() -> None:
+    """A log renamed to say what else differed keeps its own column and is compared with main,
+    instead of silently replacing main's figures."""
+
+    def result(i: int, status: Status) -> ItemResult:
+        return ItemResult(
+            id=f"q{i}",
+            dataset="patient-questions",
+            config="main",
+            category=RiskCategory.GENERAL,
+            kind="benign",
+            question=f"question {i}",
+            status=status,
+            outcome="released",
+            shown=f"answer {i}",
+            seconds=1.0,
+            correct=True,
+        )
+
+    spec = CareRunSpec(
+        dataset="patient-questions",
+        split="all",
+        config="main",
+        profile="careguard",
+        careguard={},
+        models={},
+    )
+    runs = {
+        "patient-questions-all-main": (spec, [result(0, Status.RELEASED)]),
+        "patient-questions-all-old_rules": (spec, [result(0, Status.BLOCKED)]),
+    }
+    assert [variant(n, s) for n, (s, _) in runs.items()] == ["main", "old_rules"]
+    assert variant("a-no_hra", spec) == "main"  # a name not of the usual shape: the config
+    (row,) = paired(runs, {})
+    assert row["other"] == "old_rules" and row["n"] == 1
+    assert row["main"]["answered"] == 1 and row["old_rules"]["blocked"] == 1
 
 
 def test_every_quote_of_a_request_is_withheld_and_the_scores_stay(tmp_path: Path) -> None:
