@@ -238,32 +238,35 @@ def test_hand_labels_count_only_the_exact_text_they_judged(tmp_path: Path) -> No
     assert "## Released answers, by hand label" in (out / "careguard.md").read_text()
 
 
+def result(i: int, status: Status) -> ItemResult:
+    """A patient-question result for the report's comparisons."""
+    return ItemResult(
+        id=f"q{i}",
+        dataset="patient-questions",
+        config="main",
+        category=RiskCategory.GENERAL,
+        kind="benign",
+        question=f"question {i}",
+        status=status,
+        outcome="released",
+        shown=f"answer {i}",
+        seconds=1.0,
+        correct=True,
+    )
+
+
+def spec(config: str) -> CareRunSpec:
+    return CareRunSpec(
+        dataset="patient-questions",
+        split="all",
+        config=config,
+        profile="careguard",
+        careguard={},
+        models={},
+    )
+
+
 def test_two_configurations_are_compared_on_the_requests_both_ran(tmp_path: Path) -> None:
-    def result(i: int, status: Status) -> ItemResult:
-        return ItemResult(
-            id=f"q{i}",
-            dataset="patient-questions",
-            config="main",
-            category=RiskCategory.GENERAL,
-            kind="benign",
-            question=f"question {i}",
-            status=status,
-            outcome="released",
-            shown=f"answer {i}",
-            seconds=1.0,
-            correct=True,
-        )
-
-    def spec(config: str) -> CareRunSpec:
-        return CareRunSpec(
-            dataset="patient-questions",
-            split="all",
-            config=config,
-            profile="careguard",
-            careguard={},
-            models={},
-        )
-
     main = [result(0, Status.RELEASED), result(1, Status.RELEASED), result(2, Status.RELEASED)]
     # The other run stopped after two requests; it blocked one the main run answered wrongly.
     other = [result(0, Status.RELEASED), result(1, Status.BLOCKED)]
@@ -300,36 +303,13 @@ def test_two_configurations_are_compared_on_the_requests_both_ran(tmp_path: Path
 def test_two_runs_of_one_configuration_under_other_code_are_two_columns_and_paired() -> None:
     """A log renamed to say what else differed keeps its own column and is compared with main,
     instead of silently replacing main's figures."""
-
-    def result(i: int, status: Status) -> ItemResult:
-        return ItemResult(
-            id=f"q{i}",
-            dataset="patient-questions",
-            config="main",
-            category=RiskCategory.GENERAL,
-            kind="benign",
-            question=f"question {i}",
-            status=status,
-            outcome="released",
-            shown=f"answer {i}",
-            seconds=1.0,
-            correct=True,
-        )
-
-    spec = CareRunSpec(
-        dataset="patient-questions",
-        split="all",
-        config="main",
-        profile="careguard",
-        careguard={},
-        models={},
-    )
+    main = spec("main")
     runs = {
-        "patient-questions-all-main": (spec, [result(0, Status.RELEASED)]),
-        "patient-questions-all-old_rules": (spec, [result(0, Status.BLOCKED)]),
+        "patient-questions-all-main": (main, [result(0, Status.RELEASED)]),
+        "patient-questions-all-old_rules": (main, [result(0, Status.BLOCKED)]),
     }
     assert [variant(n, s) for n, (s, _) in runs.items()] == ["main", "old_rules"]
-    assert variant("a-no_hra", spec) == "main"  # a name not of the usual shape: the config
+    assert variant("a-no_hra", main) == "main"  # a name not of the usual shape: the config
     (row,) = paired(runs, {})
     assert row["other"] == "old_rules" and row["n"] == 1
     assert row["main"]["answered"] == 1 and row["old_rules"]["blocked"] == 1
