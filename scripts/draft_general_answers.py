@@ -14,8 +14,12 @@ docs/results/generator_instructions.md).
 
 The first writes, for every benign question of the dataset, the greedy first-round draft the
 gate would write (the general-information instructions, `careguard.answer_max_tokens`,
-`careguard.repeat_penalty`, a draft that used its whole budget cut back to its last sentence),
-one JSON line per (model, question), resumable. Nothing is judged here: the drafts are labelled by
+`careguard.repeat_penalty`, a draft that used its whole budget cut back to its last sentence,
+the prompt read from scratch as a request's first), one JSON line per (model, question),
+resumable. Until 2026-12-05 each prompt was read after the previous question's, which the model
+keeps cached; llama.cpp then decodes it in other batches and a greedy token can flip, so about
+half of those drafts differ from the gate's first draft of the question (`--after-previous`
+writes them that way again). Nothing is judged here: the drafts are labelled by
 hand, and the second prints each model's share of drafts labelled wrong or degenerate. The
 third has CareGuard's configured judges assess every draft as the gate assesses a first draft of
 a general question (no token signals: the judges' own scores are what is read), resumable; the
@@ -34,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from medgate.backends.base import DecodeParams, WhiteBoxModel
-from medgate.backends.pool import ModelPool
+from medgate.backends.pool import ModelPool, forget_prompts
 from medgate.careguard.categories import BASE_INSTRUCTIONS, RiskCategory, knowledge_question
 from medgate.careguard.generator import generator_messages, trim_to_sentence
 from medgate.careguard.records import Triage
@@ -95,7 +99,9 @@ def general_draft(
     return text, completion.n_tokens
 
 
-def draft(out: Path, model_spec: str, datasets: list[str], instructions: str) -> None:
+def draft(
+    out: Path, model_spec: str, datasets: list[str], instructions: str, after_previous: bool
+) -> None:
     cfg = load_config()
     model = ModelPool(cfg).white_box(model_spec, role="generator")
     done = set()
@@ -111,6 +117,8 @@ def draft(out: Path, model_spec: str, datasets: list[str], instructions: str) ->
                 if item.kind != "benign" or (model_spec, item.id, instructions) in done:
                     continue
                 t0 = time.perf_counter()
+                if not after_previous:
+                    forget_prompts([model])  # the gate's draft: read as a request's first prompt
                 text, tokens = general_draft(model, item.question, cfg.careguard, instructions)
                 row = {
                     "dataset": name,
@@ -265,6 +273,23 @@ def summarise_pairs(out: Path, labels: list[Path], first: str, second: str) -> N
             )
 
 
+def same_as_gate(out: Path, log: Path, instructions: str) -> None:
+    """How many of a CareGuard run's first drafts are the very drafts written here under the
+    named set (the gate reads each request's prompts from scratch)."""
+    drafts = {
+        (d["id"], d.get("instructions", DEFAULT_SET)): d["answer"]
+        for d in map(json.loads, (x for x in out.open() if x.strip()))
+    }
+    same = compared = 0
+    for row in map(json.loads, (x for x in log.open() if x.strip())):
+        rounds = row["record"]["verdict"]["trace"]["stages"]["careguard"]["rounds"]
+        mine = drafts.get((row["id"], instructions))
+        if rounds and mine is not None:
+            compared += 1
+            same += rounds[0]["draft"]["text"].strip() == mine
+    print(f"{same} of {compared} first drafts in {log.name} equal the `{instructions}` drafts")
+
+
 def sign_test(k: int, m: int) -> float:
     """Exact two-sided binomial p for k against m discordant pairs at 1/2."""
     n = k + m
@@ -285,6 +310,19 @@ def main() -> None:
         default=DEFAULT_SET,
         help="The general-information instruction set to draft under.",
     )
+    parser.add_argument(
+        "--after-previous",
+        action="store_true",
+        help="Read each prompt after the previous question's, as the model keeps it cached, "
+        "instead of from scratch as the gate does: how the drafts of 2026-12-02 to 2026-12-05 "
+        "were written (docs/results/generator_instructions.md).",
+    )
+    parser.add_argument(
+        "--same-as-gate",
+        nargs=2,
+        metavar=("RUN_LOG", "SET"),
+        help="Count a CareGuard run log's first drafts equal to this file's drafts of SET.",
+    )
     parser.add_argument("--summarise", action="store_true")
     parser.add_argument(
         "--labels", type=Path, action="append", help="A label file (may be given again)."
@@ -298,6 +336,10 @@ def main() -> None:
         help="With --summarise: the two instruction sets question by question.",
     )
     args = parser.parse_args()
+    if args.same_as_gate:
+        log, instructions = args.same_as_gate
+        same_as_gate(args.out, Path(log), instructions)
+        return
     if args.summarise:
         if args.labels is None:
             parser.error("--summarise needs --labels")
@@ -318,6 +360,7 @@ def main() -> None:
             spec,
             args.dataset or ["benign-questions", "patient-questions"],
             args.instructions,
+            args.after_previous,
         )
 
 
