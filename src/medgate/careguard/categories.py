@@ -315,7 +315,8 @@ INSTRUCTIONS: dict[RiskCategory, tuple[str, ...]] = {
 
 #: In place of the general line for a :func:`knowledge_question`: fewer statements, and none the
 #: generator is unsure of. Chosen on 105 dev questions and read once on 40 new ones, where the
-#: 1.5B's first drafts were wrong 8 times against 11 (docs/results/generator_instructions.md).
+#: 1.5B's drafts under them were wrong 8 times against 11, and the whole gate released 5 wrong
+#: answers of 36 against 8 of 38 (docs/results/generator_instructions.md).
 #: Questions asking whether to do something, and requests worded as tasks, keep the general
 #: line: they were not part of that comparison.
 KNOWLEDGE_INSTRUCTIONS: tuple[str, ...] = (
