@@ -21,7 +21,7 @@ from medgate.eval.care_labels import (
     count_labels,
     load_labels,
 )
-from medgate.eval.care_run import CareRunSpec, read_runs
+from medgate.eval.care_run import CareRunSpec, read_runs, run_prefix
 from medgate.records import Status
 
 ROWS: tuple[tuple[str, str], ...] = (
@@ -91,7 +91,7 @@ def variant(name: str, spec: CareRunSpec) -> str:
     ``<dataset>-<split>-<variant>``. That is its configuration unless the log was renamed to
     say more (two runs of one configuration under different code), so two runs never share a
     column."""
-    prefix = f"{spec.dataset}-{spec.split}-"
+    prefix = run_prefix(spec.dataset, spec.split)
     return name[len(prefix) :] if name.startswith(prefix) else spec.config
 
 

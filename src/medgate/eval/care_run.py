@@ -126,8 +126,13 @@ def run_item(gate: Gate, item: CareItem, config_name: str, run: RunInfo) -> Item
     return result if item.dataset in OUR_QUESTIONS else withhold_request(result, item.question)
 
 
+def run_prefix(dataset: str, split: str) -> str:
+    """How every run log of a request set's split is named before its configuration."""
+    return f"{dataset}-{split}-"
+
+
 def run_path(runs: Path, dataset: str, split: str, config_name: str) -> Path:
-    return runs / f"{dataset}-{split}-{config_name}.jsonl"
+    return runs / f"{run_prefix(dataset, split)}{config_name}.jsonl"
 
 
 def open_run(runs: Path, spec: CareRunSpec) -> RunLog[ItemResult]:
