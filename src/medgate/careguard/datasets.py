@@ -190,6 +190,13 @@ GENERAL_QUESTIONS_HELDOUT_6 = PatientQuestions(
     "40 more general health questions needing no patient context, written to compare the "
     "generator's instructions for general questions on questions never used to choose anything",
 )
+GENERAL_QUESTIONS_HELDOUT_7 = PatientQuestions(
+    "general-questions-heldout-7",
+    "general_questions_heldout_7.jsonl",
+    "40 more general health questions needing no patient context, written to measure the "
+    "generator's statement self-check beside the brief rules on questions never used to choose "
+    "anything",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",
