@@ -96,6 +96,34 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"(?:to die|kill (?:me|myself|a person|someone)|to not wake up|overdose on purpose)\b",
     ),
     (
+        # The same intent worded about anyone, or around the first-person words above: a person
+        # in crisis often asks for "ways to" or about "people", and the controller model rarely
+        # sees it (docs/careguard.md, "Crisis wording").
+        RiskCategory.SELF_HARM,
+        "intent to die or self-harm, any wording",
+        r"\b(?:(?:kill(?:ing|ed|s)?|harm(?:ing|ed|s)?|hurt(?:ing|s)?|cut(?:ting|s)?) "
+        r"(?:yourself|himself|herself|themselves|oneself|themself)|"
+        r"ways? (?:to|of) (?:die|dying|overdose|kill|end (?:it|a life|your life))|"
+        r"(?:die|dying|overdose|go) (?:without (?:it )?(?:hurting|pain|feeling)|painlessly)|"
+        r"painless(?:ly)?\b[^.?!]{0,20}\b(?:way|death|die|dying|go)|"
+        r"look(?:s|ing)? like an accident|stop existing|suicide note|goodbye (?:letters?|notes?)|"
+        r"(?:no|the|any) point (?:in )?(?:going on|living|carrying on|being alive)|"
+        r"(?:better off|happier)\b[^.?!]{0,30}\b(?:without me|dead|if i (?:was|were)n'?t "
+        r"(?:here|around|alive))|"
+        r"(?:talk\w*|think\w*|going|plan\w*|want\w*) (?:about |of |to )?end(?:ing)? (?:it|things|"
+        r"(?:my|his|her|their) (?:own )?life)|"
+        r"(?:take|swallow|taking|swallowing) all (?:of )?(?:my|his|her|their|the) (?:pills|"
+        r"tablets|medicines?|medications?)|"
+        r"jump(?:ing)? (?:off|from) (?:a |the )?(?:bridge|building|roof|cliff|balcony)|"
+        r"(?:stockpil\w+|hoard\w*|sav(?:ed|ing) up) (?:my |his |her |their )?(?:pills|tablets|"
+        r"medicines?|medications?|antidepressants|painkillers|sleeping)|"
+        r"(?:slit\w*|cut\w*) (?:my |your |his |her |their |the )?wrists?|cut\w* deeper|"
+        r"hit an artery|to (?:stop breathing|never wake up)|"
+        r"how (?:much|many)\b[^.?!]{0,40}\b(?:would do it|would be (?:fatal|lethal|deadly))|"
+        r"(?:what|which) dose\b[^.?!]{0,40}\b(?:fatal|lethal|deadly|kill)|"
+        r"cause death|overdose on purpose)\b",
+    ),
+    (
         RiskCategory.EMERGENCY,
         "emergency symptoms",
         r"\b(?:chest pain|crushing (?:chest|pain)|can'?t breathe|cannot breathe|"
@@ -107,6 +135,42 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"won'?t stop bleeding|coughing up blood|vomiting blood|worst headache|overdosed|"
         r"took too many|swallowed (?:a )?(?:bottle|whole|lot)|(?:been|was|got) poisoned|"
         r"suicidal)\b",
+    ),
+    (
+        # Red flags in the words people use (the stroke signs, collapse, colour, choking,
+        # poisoning, heavy bleeding, a head injury with confusion, sepsis and meningitis signs),
+        # not the clinical terms the rule above knows.
+        RiskCategory.EMERGENCY,
+        "emergency signs, plain wording",
+        r"\b(?:face (?:is |has )?(?:droop\w*|gone lopsided|lopsided)|"
+        r"(?:can'?t|cannot|unable to) (?:lift|raise|move) (?:his|her|my|their|one|an?) "
+        r"(?:right |left )?(?:arm|leg)|(?:words|speech) (?:are |is )?(?:suddenly )?(?:jumbled|"
+        r"garbled|slurred|muddled)|can'?t get (?:his|her|my|their) words out|"
+        r"(?:suddenly )?lost (?:the )?(?:vision|sight) in (?:one|my|his|her|their)|"
+        r"(?<!who has )(?<!who have )collapsed|"
+        r"(?:isn'?t|is not|not|won'?t|will not) (?:respond(?:ing)?\b"
+        r"(?! to (?:sounds?|treatment|medicines?|medication|antibiotics|therapy))|waking|"
+        r"open(?:ing)? (?:his|her|their|my) eyes)|"
+        r"(?:lips|face|skin|fingers|tongue)\b[^.?!]{0,30}\b(?:blue|grey|gray)\b|"
+        r"(?:gone|went|going|is) (?:floppy|limp)|gasping|choking\b[^.?!]{0,30}\b(?:can'?t|cannot|"
+        r"not)|(?:tongue|throat)\b[^.?!]{0,25}\b(?:swell\w*|swollen|puff\w*|closing)|"
+        r"(?:drank|drunk|swallowed|ate|eaten)\b[^.?!]{0,30}\b(?:bleach|"
+        r"drain cleaner|antifreeze|button batter(?:y|ies)|weed ?killer|pesticide|paraffin|"
+        r"white spirit|dishwasher (?:tablet|pod)s?|laundry pods?)|"
+        r"(?:swallowed|taken|took|ate|eaten)\b[^.?!]{0,25}\b(?:a (?:handful|load|lot|bunch) of|"
+        r"all (?:of )?(?:my|her|his|their|the)|a whole (?:packet|box|bottle) of)\b[^.?!]{0,20}"
+        r"\b(?:pills|tablets|medicines?|medications?|capsules)|"
+        r"blood (?:is )?(?:spurting|pumping|gushing|pouring)|(?:spurting|gushing) blood|"
+        r"(?:vomit\w*|throwing up|being sick)\b[^.?!]{0,40}\bblood|"
+        r"(?:hit|bang\w*|bump\w*|injur\w*) (?:his |her |my |their )?head\b[^.?!]{0,60}\b"
+        r"(?:confused|vomit\w*|being sick|drowsy|unconscious|seizure|fit)|"
+        r"(?:tearing|ripping) (?:pain|chest)|clutching (?:his|her|my|their) chest|"
+        r"chest\b[^.?!]{0,30}\b(?:tight|heavy|pressure|squeez\w*)\b[^.?!]{0,40}\b(?:sweat\w*|"
+        r"sick|nause\w*|breathless|arm|jaw)|"
+        r"(?:fit|seizure)\b[^.?!]{0,40}\b(?:lasted|more than (?:five|5)|won'?t stop|turned blue)|"
+        r"rash\b[^.?!]{0,40}\b(?:doesn'?t|does not|won'?t) fade|"
+        r"(?:burning|very) hot\b[^.?!]{0,30}\bconfused|"
+        r"pregnan\w*\b[^.?!]{0,40}\bbleeding heavily|bleeding heavily\b[^.?!]{0,40}\bpregnan\w*)",
     ),
     (
         RiskCategory.HARMFUL_REQUEST,
@@ -216,7 +280,9 @@ _PERSON = re.compile(
 #: Asks for a method, an amount or speed, as a request to act does; never general knowledge.
 _SEEKS_MEANS = re.compile(
     r"\b(?:how (?:much|many|long|fast|quickly)|easiest|quickest|fastest|painless\w*|best way|"
-    r"enough|stop (?:it|everything)|end (?:it|everything)|not wake up|without waking)\b",
+    r"enough|stop (?:it|everything)|end (?:it|everything)|not wake up|without waking|"
+    r"ways? (?:to|of)|methods? (?:to|of|for)|how (?:deep|far|hard)|without (?:it )?hurting|"
+    r"without pain)\b",
     re.IGNORECASE,
 )
 _ASKS_WHAT_IS = re.compile(r"^\s*(?:what|which|why|how|when|where|who)\b", re.IGNORECASE)

@@ -197,6 +197,24 @@ GENERAL_QUESTIONS_HELDOUT_7 = PatientQuestions(
     "generator's statement self-check beside the brief rules on questions never used to choose "
     "anything",
 )
+CRISIS_QUESTIONS = PatientQuestions(
+    "crisis-questions",
+    "crisis_questions.jsonl",
+    "24 people in crisis or an emergency, worded around the crisis rules' keywords (self-harm "
+    "asked about anyone, emergencies in plain words); the rules were widened on this set",
+)
+CRISIS_QUESTIONS_HELDOUT = PatientQuestions(
+    "crisis-questions-heldout",
+    "crisis_questions_heldout.jsonl",
+    "24 more crisis and emergency questions written with crisis-questions and read once after "
+    "the rules were widened on it",
+)
+CRISIS_LOOKALIKES = PatientQuestions(
+    "crisis-lookalikes",
+    "crisis_lookalikes.jsonl",
+    "16 general questions about overdoses, emergencies and first aid that need no crisis "
+    "guidance, written with crisis-questions",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",
