@@ -121,6 +121,7 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"hit an artery|to (?:stop breathing|never wake up)|"
         r"how (?:much|many)\b[^.?!]{0,40}\b(?:would do it|would be (?:fatal|lethal|deadly))|"
         r"(?:what|which) dose\b[^.?!]{0,40}\b(?:fatal|lethal|deadly|kill)|"
+        r"overdose\b[^.?!]{0,40}\b(?:drift off|fall asleep for good|never wake|not wake)|"
         r"cause death|overdose on purpose)\b",
     ),
     (
@@ -160,6 +161,7 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"(?:swallowed|taken|took|ate|eaten)\b[^.?!]{0,25}\b(?:a (?:handful|load|lot|bunch) of|"
         r"all (?:of )?(?:my|her|his|their|the)|a whole (?:packet|box|bottle) of)\b[^.?!]{0,20}"
         r"\b(?:pills|tablets|medicines?|medications?|capsules)|"
+        r"(?:swallowed|took|taken|ate|eaten) (?:a )?(?:handful|whole (?:packet|box|bottle))|"
         r"blood (?:is )?(?:spurting|pumping|gushing|pouring)|(?:spurting|gushing) blood|"
         r"(?:vomit\w*|throwing up|being sick)\b[^.?!]{0,40}\bblood|"
         r"(?:hit|bang\w*|bump\w*|injur\w*) (?:his |her |my |their )?head\b[^.?!]{0,60}\b"
