@@ -105,8 +105,8 @@ def test_crisis_worded_around_the_old_keywords_short_circuits_on_the_rules(
     dataset: PatientQuestions,
 ) -> None:
     # Self-harm asked about anyone ("ways to hurt yourself") and emergencies in plain words
-    # ("can't lift his arm, words jumbled"): the 0.5B controller misses most of them, so the
-    # rules have to carry them.
+    # ("can't lift his arm, words jumbled"): a crisis the controller model misses is the one
+    # error nothing later repairs, so the rules carry these on their own.
     items = dataset.load(Path("."), "all")
     assert len(items) == 24
     for item in items:
