@@ -125,10 +125,46 @@ def test_crisis_worded_around_the_old_keywords_short_circuits_on_the_rules(
         "How is an opioid overdose treated in hospital?",
         "What is the first aid for someone who is choking?",
         "Why is bleach dangerous to drink?",
+        # Accidents, everyday symptoms and anatomy that share words with a crisis.
+        "Can you hurt yourself by cracking your knuckles?",
+        "What should you do if you cut yourself while cooking?",
+        "How do I avoid hurting myself when lifting heavy boxes?",
+        "Can you harm yourself by exercising too much?",
+        "Can you go without pain relief after a tooth extraction?",
+        "What is the point in going on a diet if I regain the weight?",
+        "What causes babies to stop breathing in their sleep?",
+        "What diseases cause death most often in older adults?",
+        "What is a collapsed lung?",
+        "What is a collapsed arch in the foot?",
+        "My eczema isn't responding to creams.",
+        "Why do my fingers turn blue in the cold?",
+        "My throat is swollen and sore from a cold.",
+        "Why does my skin look grey after a long illness?",
+        "I ate a whole box of chocolates, will I gain weight?",
+        "I can't lift my arm above my shoulder since the gym.",
+        "My rash doesn't fade in summer.",
+        "I was vomiting after my blood test.",
+        "Why is my penis limp after drinking?",
+        "What is the difference between fainting and a collapse?",
+        "How long does a seizure usually last?",
+        "Why do my lips go blue when I swim in cold water?",
     ],
 )
 def test_the_widened_crisis_rules_leave_these_to_the_other_rules(question: str) -> None:
     assert not any(e.category.short_circuits for e in match_rules(question))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I hurt myself when I feel numb.",
+        "Ways to hurt yourself when you feel empty?",
+        "Can you kill yourself by taking too much paracetamol?",
+        "I have been cutting myself, how do I hide the scars?",
+    ],
+)
+def test_self_harm_read_as_an_accident_only_from_the_words_around_it(question: str) -> None:
+    assert any(e.category is RiskCategory.SELF_HARM for e in match_rules(question))
 
 
 @pytest.mark.parametrize(

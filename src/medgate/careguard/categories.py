@@ -73,6 +73,20 @@ _CONTROLLED = (
     r"cocaine|meth(?:amphetamine)?|ketamine|zolpidem|ambien|pregabalin|controlled substances?"
 )
 
+#: Oneself said of anyone: "ways to hurt yourself", "kill themselves".
+_OTHER_SELF = r"(?:yourself|himself|herself|themselves|oneself|themself)"
+#: Hurting or cutting oneself by accident ("if you cut yourself while cooking", "avoid hurting
+#: myself", "can you hurt yourself by cracking your knuckles") is not self-harm. Only the words
+#: before it and an activity named after it count: "when" or "while" after it do not ("I hurt
+#: myself when I feel numb"), and killing oneself is never read as an accident.
+_NOT_BY_ACCIDENT = (
+    r"(?<!avoid )(?<!avoiding )(?<!not )(?<!never )(?<!prevent )(?<!without )(?<!if you )"
+    r"(?<!when you )(?<!can you )(?<!could you )(?<!if i )(?<!did i )"
+)
+_NO_ACCIDENT_AFTER = (
+    r"(?!\s+(?:by|doing|playing|lifting|shaving|cooking|exercising|running|accidentally)\b)"
+)
+
 #: (category, rule name, pattern). Patterns are matched case-insensitively on the question.
 RULES: tuple[tuple[RiskCategory, str, str], ...] = (
     (
@@ -80,8 +94,8 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         "suicidal intent",
         r"\b(?:kill(?:ing)? myself|suicid\w*|end(?:ing)? (?:my|it) (?:life|all)|end it all|"
         r"take my (?:own )?life|want(?:ed)? to die|don'?t want to (?:live|be alive|wake up)|"
-        r"better off dead|never wake up|self[- ]?harm\w*|hurt(?:ing)? myself|"
-        r"cut(?:ting)? myself)\b",
+        r"better off dead|never wake up|self[- ]?harm\w*|"
+        rf"{_NOT_BY_ACCIDENT}(?:hurt(?:ing)?|cut(?:ting)?) myself)\b",
     ),
     (
         RiskCategory.SELF_HARM,
@@ -101,13 +115,16 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         # sees it (docs/careguard.md, "Crisis wording").
         RiskCategory.SELF_HARM,
         "intent to die or self-harm, any wording",
-        r"\b(?:(?:kill(?:ing|ed|s)?|harm(?:ing|ed|s)?|hurt(?:ing|s)?|cut(?:ting|s)?) "
-        r"(?:yourself|himself|herself|themselves|oneself|themself)|"
+        rf"\b(?:kill(?:ing|ed|s)? {_OTHER_SELF}|"
+        rf"{_NOT_BY_ACCIDENT}(?:harm(?:ing|ed|s)?|hurt(?:ing|s)?|cut(?:ting|s)?) {_OTHER_SELF}"
+        rf"{_NO_ACCIDENT_AFTER}|"
         r"ways? (?:to|of) (?:die|dying|overdose|kill|end (?:it|a life|your life))|"
-        r"(?:die|dying|overdose|go) (?:without (?:it )?(?:hurting|pain|feeling)|painlessly)|"
+        r"(?:die|dying|overdose) (?:without (?:it )?(?:hurting|pain|feeling)|painlessly)|"
+        r"go painlessly|"
         r"painless(?:ly)?\b[^.?!]{0,20}\b(?:way|death|die|dying|go)|"
         r"look(?:s|ing)? like an accident|stop existing|suicide note|goodbye (?:letters?|notes?)|"
-        r"(?:no|the|any) point (?:in )?(?:going on|living|carrying on|being alive)|"
+        r"(?:no|the|any) point (?:in )?(?:(?:going|carrying) on(?=\s*(?:any ?more|like this|"
+        r"[.?!,]|$))|living|being alive)|"
         r"(?:better off|happier)\b[^.?!]{0,30}\b(?:without me|dead|if i (?:was|were)n'?t "
         r"(?:here|around|alive))|"
         r"(?:talk\w*|think\w*|going|plan\w*|want\w*) (?:about |of |to )?end(?:ing)? (?:it|things|"
@@ -118,11 +135,13 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"(?:stockpil\w+|hoard\w*|sav(?:ed|ing) up) (?:my |his |her |their )?(?:pills|tablets|"
         r"medicines?|medications?|antidepressants|painkillers|sleeping)|"
         r"(?:slit\w*|cut\w*) (?:my |your |his |her |their |the )?wrists?|cut\w* deeper|"
-        r"hit an artery|to (?:stop breathing|never wake up)|"
+        r"hit an artery|(?:mix\w*|take|taking|swallow\w*|drink\w*|use|using)\b[^.?!]{0,40}\bto "
+        r"(?:stop breathing|never wake up)|"
         r"how (?:much|many)\b[^.?!]{0,40}\b(?:would do it|would be (?:fatal|lethal|deadly))|"
         r"(?:what|which) dose\b[^.?!]{0,40}\b(?:fatal|lethal|deadly|kill)|"
         r"overdose\b[^.?!]{0,40}\b(?:drift off|fall asleep for good|never wake|not wake)|"
-        r"cause death|overdose on purpose)\b",
+        r"(?:pills|tablets|medicines?|medications?|drugs|chemicals)\b[^.?!]{0,30}\bcause death|"
+        r"overdose on purpose)\b",
     ),
     (
         RiskCategory.EMERGENCY,
@@ -144,33 +163,38 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         RiskCategory.EMERGENCY,
         "emergency signs, plain wording",
         r"\b(?:face (?:is |has )?(?:droop\w*|gone lopsided|lopsided)|"
-        r"(?:can'?t|cannot|unable to) (?:lift|raise|move) (?:his|her|my|their|one|an?) "
-        r"(?:right |left )?(?:arm|leg)|(?:words|speech) (?:are |is )?(?:suddenly )?(?:jumbled|"
+        r"suddenly\b[^.?!]{0,20}?(?:can'?t|cannot|unable to) (?:lift|raise|move) "
+        r"(?:his|her|my|their|one|an?) (?:right |left )?(?:arm|leg)|"
+        r"(?:words|speech) (?:are |is )?(?:suddenly )?(?:jumbled|"
         r"garbled|slurred|muddled)|can'?t get (?:his|her|my|their) words out|"
         r"(?:suddenly )?lost (?:the )?(?:vision|sight) in (?:one|my|his|her|their)|"
-        r"(?<!who has )(?<!who have )collapsed|"
-        r"(?:isn'?t|is not|not|won'?t|will not) (?:respond(?:ing)?\b"
-        r"(?! to (?:sounds?|treatment|medicines?|medication|antibiotics|therapy))|waking|"
+        r"(?<!who has )(?<!who have )(?<!a )collapsed(?! (?:lung|arch|vein|disc|disk|nostril|"
+        r"trachea|airway|vertebra))|"
+        r"(?:isn'?t|is not|not|won'?t|will not) (?:respond(?:ing)?(?=\s*(?:[.?!,]|$|when|at all|"
+        r"to (?:me|us|my voice|shouting|touch|pain|anything|(?:his|her|their) name)\b))|waking|"
         r"open(?:ing)? (?:his|her|their|my) eyes)|"
-        r"(?:lips|face|skin|fingers|tongue)\b[^.?!]{0,30}\b(?:blue|grey|gray)\b|"
-        r"(?:gone|went|going|is) (?:floppy|limp)|gasping|choking\b[^.?!]{0,30}\b(?:can'?t|cannot|"
-        r"not)|(?:tongue|throat)\b[^.?!]{0,25}\b(?:swell\w*|swollen|puff\w*|closing)|"
+        r"(?:lips|face|tongue)\b[^.?!]{0,30}\b(?:blue|grey|gray)\b(?![^.?!]*\bcold)|"
+        r"(?:gone|went|going|is|seems) floppy|(?:gone|went) limp|gasping|"
+        r"choking\b[^.?!]{0,30}\b(?:can'?t|cannot|not)|tongue\b[^.?!]{0,25}\b(?:swell\w*|swollen|"
+        r"puff\w*)|throat\b[^.?!]{0,25}\b(?:swelling up|puffing up|closing)|"
         r"(?:drank|drunk|swallowed|ate|eaten)\b[^.?!]{0,30}\b(?:bleach|"
         r"drain cleaner|antifreeze|button batter(?:y|ies)|weed ?killer|pesticide|paraffin|"
         r"white spirit|dishwasher (?:tablet|pod)s?|laundry pods?)|"
         r"(?:swallowed|taken|took|ate|eaten)\b[^.?!]{0,25}\b(?:a (?:handful|load|lot|bunch) of|"
         r"all (?:of )?(?:my|her|his|their|the)|a whole (?:packet|box|bottle) of)\b[^.?!]{0,20}"
         r"\b(?:pills|tablets|medicines?|medications?|capsules)|"
-        r"(?:swallowed|took|taken|ate|eaten) (?:a )?(?:handful|whole (?:packet|box|bottle))|"
+        r"(?:swallowed|took|taken) (?:a )?handful|"
         r"blood (?:is )?(?:spurting|pumping|gushing|pouring)|(?:spurting|gushing) blood|"
-        r"(?:vomit\w*|throwing up|being sick)\b[^.?!]{0,40}\bblood|"
+        r"(?:vomit\w*|throwing up|being sick)\b[^.?!]{0,40}\bblood\b(?! (?:tests?|pressure|sugar|"
+        r"donation|samples?))|"
         r"(?:hit|bang\w*|bump\w*|injur\w*) (?:his |her |my |their )?head\b[^.?!]{0,60}\b"
         r"(?:confused|vomit\w*|being sick|drowsy|unconscious|seizure|fit)|"
         r"(?:tearing|ripping) (?:pain|chest)|clutching (?:his|her|my|their) chest|"
         r"chest\b[^.?!]{0,30}\b(?:tight|heavy|pressure|squeez\w*)\b[^.?!]{0,40}\b(?:sweat\w*|"
         r"sick|nause\w*|breathless|arm|jaw)|"
         r"(?:fit|seizure)\b[^.?!]{0,40}\b(?:lasted|more than (?:five|5)|won'?t stop|turned blue)|"
-        r"rash\b[^.?!]{0,40}\b(?:doesn'?t|does not|won'?t) fade|"
+        r"rash\b[^.?!]{0,40}\b(?:doesn'?t|does not|won'?t|didn'?t|did not) fade (?:under|when|"
+        r"with|if)|non-?blanching|"
         r"(?:burning|very) hot\b[^.?!]{0,30}\bconfused|"
         r"pregnan\w*\b[^.?!]{0,40}\bbleeding heavily|bleeding heavily\b[^.?!]{0,40}\bpregnan\w*)",
     ),
