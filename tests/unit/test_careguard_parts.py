@@ -158,6 +158,8 @@ def test_the_widened_crisis_rules_leave_these_to_the_other_rules(question: str) 
     "question",
     [
         "I hurt myself when I feel numb.",
+        "I'm trying not to hurt myself tonight.",
+        "I feel like if I cut myself the pain will stop.",
         "Ways to hurt yourself when you feel empty?",
         "Can you kill yourself by taking too much paracetamol?",
         "I have been cutting myself, how do I hide the scars?",

@@ -78,10 +78,11 @@ _OTHER_SELF = r"(?:yourself|himself|herself|themselves|oneself|themself)"
 #: Hurting or cutting oneself by accident ("if you cut yourself while cooking", "avoid hurting
 #: myself", "can you hurt yourself by cracking your knuckles") is not self-harm. Only the words
 #: before it and an activity named after it count: "when" or "while" after it do not ("I hurt
-#: myself when I feel numb"), and killing oneself is never read as an accident.
+#: myself when I feel numb"), nor "not" or "if I" before it ("I'm trying not to hurt myself",
+#: "if I cut myself the pain stops"), and killing oneself is never read as an accident.
 _NOT_BY_ACCIDENT = (
-    r"(?<!avoid )(?<!avoiding )(?<!not )(?<!never )(?<!prevent )(?<!without )(?<!if you )"
-    r"(?<!when you )(?<!can you )(?<!could you )(?<!if i )(?<!did i )"
+    r"(?<!avoid )(?<!avoiding )(?<!prevent )(?<!without )(?<!if you )(?<!when you )"
+    r"(?<!can you )(?<!could you )"
 )
 _NO_ACCIDENT_AFTER = (
     r"(?!\s+(?:by|doing|playing|lifting|shaving|cooking|exercising|running|accidentally)\b)"
