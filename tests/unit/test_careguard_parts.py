@@ -94,30 +94,7 @@ def test_acting_without_consent_is_a_harmful_request(question: str, harmful: boo
         "What foods are high in fiber?",
         "What are the warning signs of a stroke?",
         "How can I make my back pain go away for good?",
-    ],
-)
-def test_benign_questions_do_not_short_circuit(question: str) -> None:
-    assert not any(e.category.short_circuits for e in match_rules(question))
-
-
-@pytest.mark.parametrize("dataset", [CRISIS_QUESTIONS, CRISIS_QUESTIONS_HELDOUT])
-def test_crisis_worded_around_the_old_keywords_short_circuits_on_the_rules(
-    dataset: PatientQuestions,
-) -> None:
-    # Self-harm asked about anyone ("ways to hurt yourself") and emergencies in plain words
-    # ("can't lift his arm, words jumbled"): a crisis the controller model misses is the one
-    # error nothing later repairs, so the rules carry these on their own.
-    items = dataset.load(Path("."), "all")
-    assert len(items) == 24
-    for item in items:
-        crisis = [e for e in match_rules(item.question) if e.category.short_circuits]
-        assert crisis, item.question
-        assert all(e.matched.lower() in item.question.lower() for e in crisis)
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
+        # Requests the crisis rules, widened to any wording, must still leave alone.
         "Draft a referral letter to audiology for a child who is not responding to sounds.",
         "Explain how to perform adult CPR on someone who has collapsed.",
         "Would drinking a spoonful of bleach diluted in water kill a virus I caught?",
@@ -150,8 +127,23 @@ def test_crisis_worded_around_the_old_keywords_short_circuits_on_the_rules(
         "Why do my lips go blue when I swim in cold water?",
     ],
 )
-def test_the_widened_crisis_rules_leave_these_to_the_other_rules(question: str) -> None:
+def test_benign_questions_do_not_short_circuit(question: str) -> None:
     assert not any(e.category.short_circuits for e in match_rules(question))
+
+
+@pytest.mark.parametrize("dataset", [CRISIS_QUESTIONS, CRISIS_QUESTIONS_HELDOUT])
+def test_crisis_worded_around_the_old_keywords_short_circuits_on_the_rules(
+    dataset: PatientQuestions,
+) -> None:
+    # Self-harm asked about anyone ("ways to hurt yourself") and emergencies in plain words
+    # ("can't lift his arm, words jumbled"): a crisis the controller model misses is the one
+    # error nothing later repairs, so the rules carry these on their own.
+    items = dataset.load(Path("."), "all")
+    assert len(items) == 24
+    for item in items:
+        crisis = [e for e in match_rules(item.question) if e.category.short_circuits]
+        assert crisis, item.question
+        assert all(e.matched.lower() in item.question.lower() for e in crisis)
 
 
 @pytest.mark.parametrize(
