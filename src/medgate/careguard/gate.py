@@ -37,6 +37,7 @@ from medgate.careguard.categories import (
     match_rules,
 )
 from medgate.careguard.evaluators import Evaluators
+from medgate.careguard.first_aid import first_aid_answer, first_aid_topic, while_help_comes
 from medgate.careguard.generator import Generator, instruction_texts
 from medgate.careguard.records import (
     Assessment,
@@ -218,10 +219,13 @@ class CareGuardGate:
             )
         if urgent is RiskCategory.EMERGENCY:
             report.outcome = Outcome.EMERGENCY
+            steps = while_help_comes(case.question)
+            guidance = EMERGENCY_GUIDANCE if steps is None else f"{EMERGENCY_GUIDANCE}\n\n{steps}"
             return (
                 Status.BLOCKED,
-                apply_disclaimer(EMERGENCY_GUIDANCE),
-                "possible emergency: directed to emergency services at once",
+                apply_disclaimer(guidance),
+                "possible emergency: directed to emergency services at once"
+                + ("" if steps is None else ", with first-aid steps while help comes"),
             )
         # A request the rules mark harmful is refused at once: drafting a refusal with the model
         # only costs minutes and risks a draft that complies.
@@ -242,6 +246,17 @@ class CareGuardGate:
         harmful = RiskCategory.HARMFUL_REQUEST in triage.categories or marked_harmful(
             request_safety
         )
+        # A wrong first-aid step can hurt within minutes, and the steps are settled: a
+        # first-aid question gets the fixed card, not a draft no judge can check.
+        aid = None if harmful else first_aid_topic(case.question)
+        if aid is not None:
+            report.outcome = Outcome.FIRST_AID
+            return (
+                Status.REFINED,
+                apply_disclaimer(first_aid_answer(aid)),
+                f"a first-aid question ({aid.name}): CareGuard's fixed first-aid steps, no "
+                "model text",
+            )
         permission = asks_permission(case.question)
         stance = None
         if permission and not harmful and self.stance is not None:

@@ -259,6 +259,8 @@ class Outcome(StrEnum):
     ERROR = "blocked_on_error"
     DANGEROUS_PRACTICE = "dangerous_practice_guidance"
     """A plainly dangerous practice: a fixed, direct "no" with where to get help."""
+    FIRST_AID = "first_aid_guidance"
+    """A first-aid question: CareGuard's fixed steps for the procedure, no model text."""
     CONSERVATIVE = "answered_conservatively"
     """No draft could be released: CareGuard's own general, safe answer instead of a block."""
 

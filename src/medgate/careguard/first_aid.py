@@ -1,0 +1,310 @@
+"""First-aid questions get fixed, checked steps, never a model's draft.
+
+A wrong answer to "what is the recovery position?" can hurt someone within minutes: the embedded
+1.5B described it as lying on the back on pillows after surgery, and both judges passed it
+(docs/results/careguard_crisis/careguard.md). First aid is also where a small, fixed set of
+procedures covers most questions, and where the right steps are settled (resuscitation and
+first-aid guidance of the UK Resuscitation Council, the NHS, the Red Cross). So a question that
+names one of these procedures and asks what to do, how to do it or how to recognise the
+emergency gets that procedure's card (:data:`CARDS`), written for medgate, and no model text.
+
+A question is routed when it names a topic (:class:`FirstAidTopic` ``names``) and asks for
+action: what to do, how to help, treat, stop, cool or use, whether to do something, or, for
+the emergencies one must recognise (stroke, heart attack, anaphylaxis), their signs. Questions
+about causes, history or statistics ("what causes a seizure?", "who invented CPR?") go on to
+the model as before. A procedure whose name has no other meaning (the recovery position, CPR,
+abdominal thrusts) is routed on any question about it.
+
+The emergency guidance (``categories.EMERGENCY_GUIDANCE``) gets the card of a topic its
+question names, after it, as steps to take while help comes (:func:`while_help_comes`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+CLOSING = (
+    "These are general first-aid steps, not a substitute for the emergency call handler's "
+    "instructions or a first-aid course. Emergency numbers: 911 in the US, 112 in Europe, 999 in "
+    "the UK."
+)
+
+
+@dataclass(frozen=True)
+class FirstAidTopic:
+    """One procedure: the words that name it, whether any question about it asks for it, the
+    words that keep a look-alike out, and the card."""
+
+    name: str
+    names: re.Pattern[str]
+    card: str
+    #: Any question naming it asks for the procedure (it has no other meaning).
+    procedure: bool = False
+    #: An emergency one must recognise: "signs of ..." and "how can I tell ..." ask for the card.
+    recognised: bool = False
+    excluded: re.Pattern[str] | None = None
+
+
+def _words(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+TOPICS: tuple[FirstAidTopic, ...] = (
+    FirstAidTopic(
+        "recovery_position",
+        _words(r"\brecovery position\b"),
+        "The recovery position is for someone who is unresponsive but breathing normally: "
+        "lying on their side keeps the airway open and lets vomit drain from the mouth. Call "
+        "your emergency number first. Kneel beside them. Put the arm nearest you at a right "
+        "angle to their body, elbow bent and palm up. Bring their other arm across their chest "
+        "and hold the back of that hand against the cheek nearest you. With your other hand, "
+        "lift their far knee so the foot is flat on the floor. Keeping their hand against their "
+        "cheek, pull on the bent knee to roll them towards you onto their side. Bend the upper "
+        "leg so the hip and knee are at right angles, and tilt the head back gently with the "
+        "chin lifted to keep the airway open. Stay with them and keep checking that they breathe "
+        "normally; if they stop, start CPR. Do not move someone who may have hurt their neck or "
+        "back unless their airway is at risk.",
+        procedure=True,
+    ),
+    FirstAidTopic(
+        "cpr",
+        _words(
+            r"\bcpr\b|\bchest compressions?\b|\bresuscitat\w*|\brescue breaths?\b|"
+            r"\bcardiac arrest\b|\b(?:not|isn'?t|is not|stopped|stops) breathing\b"
+        ),
+        "If an adult is unresponsive and not breathing normally, call your emergency number at "
+        "once, on speaker so your hands are free, and send someone for a defibrillator (AED). "
+        "Kneel beside them, put the heel of one hand in the centre of the chest and the other "
+        "hand on top, and with straight arms press down hard and fast, about 5 to 6 cm deep, "
+        "100 to 120 times a minute, letting the chest come back up fully after each push. If "
+        "you are trained and willing, give 2 rescue breaths after every 30 compressions; if "
+        "not, keep doing compressions without stopping. Switch the defibrillator on as soon as "
+        "it arrives and do what it says. Keep going until help takes over, the person starts "
+        "breathing normally, or you cannot carry on. For a baby or a child, tell the call "
+        "handler: the method is different, and they will talk you through it.",
+        procedure=True,
+        excluded=_words(r"\binvent|\bhistory\b|\bdiscover"),
+    ),
+    FirstAidTopic(
+        "choking",
+        _words(r"\bchok(?:e|es|ed|ing)\b|\babdominal thrusts?\b|\bheimlich\b|\bback blows?\b"),
+        "If someone who is choking can still cough, cry or speak, encourage them to keep "
+        "coughing and do not hit their back. If an adult or a child over 1 year cannot cough, "
+        "breathe or speak: stand behind and slightly to one side, support their chest with one "
+        "hand, lean them forward and give up to 5 sharp blows between the shoulder blades with "
+        "the heel of your other hand. If that does not clear it, give up to 5 abdominal "
+        "thrusts: stand behind them, put your arms around their waist, place a clenched fist "
+        "just above the belly button, grasp it with your other hand and pull sharply inwards "
+        "and upwards. If it has still not cleared, call your emergency number and keep "
+        "repeating 5 back blows and 5 abdominal thrusts until help comes. If they become "
+        "unresponsive, start CPR. For a baby under 1 year, never use abdominal thrusts: lay "
+        "the baby face down along your forearm or thigh, head lower than the bottom and "
+        "supported, and give up to 5 back blows; then turn the baby face up and give up to 5 "
+        "chest thrusts with two fingers in the middle of the chest, just below the nipple "
+        "line, and call your emergency number if it has not cleared. Anyone who was given "
+        "abdominal thrusts should be checked by a doctor afterwards.",
+        procedure=True,
+        excluded=_words(r"\bchok\w* (?:hazard|risk)s?\b(?! .*\bwhat to do\b)"),
+    ),
+    FirstAidTopic(
+        "nosebleed",
+        _words(
+            r"\bnose ?bleeds?\b|\bnose (?:is |keeps |won'?t stop )?bleeding\b|"
+            r"\bbleeding (?:from )?(?:the |my |his |her |their |your )?nose\b"
+        ),
+        "Sit down, lean forward (not back, so that blood does not run down the throat) and "
+        "pinch the soft part of the nose, just above the nostrils, for 10 to 15 minutes without "
+        "letting go, breathing through the mouth. A cold pack or a cloth soaked in cold water "
+        "on the bridge of the nose can help. For a day or so afterwards, avoid blowing or "
+        "picking the nose, hot drinks and heavy lifting. Get urgent medical help if the "
+        "bleeding has not stopped after 15 minutes of firm pressure, if it is heavy, if it "
+        "followed a blow to the head, or if the person feels faint or finds it hard to breathe. "
+        "Tilting the head back is no longer advised.",
+    ),
+    FirstAidTopic(
+        "bleeding",
+        _words(
+            r"\b(?:heavy|heavily|severe|severely|bad|badly|serious|major|a lot of|lots of) "
+            r"(?:bleeding|bleeds|blood loss)\b|\bbleed(?:s|ing)? (?:heavily|badly|a lot)\b|"
+            r"\b(?:cut|cuts|wound|wounds|gash|laceration)\b.*\bbleed|\bbleed\w*.*\b(?:cut|wound|"
+            r"gash)\b|\bstop (?:the |someone'?s |a |my |his |her )?bleeding\b"
+        ),
+        "For heavy bleeding from a wound, call your emergency number. Press firmly on the wound "
+        "with a clean pad or cloth, or your hand if there is nothing else, and keep pressing "
+        "without lifting it to look. If blood soaks through, put another pad on top rather "
+        "than taking the first away. If something is stuck in the wound, leave it in and press "
+        "around it, not on it. Help the person lie down if they feel faint, keep them warm and "
+        "reassure them. When the bleeding is under control, bandage the pad firmly in place, "
+        "but not so tightly that the fingers or toes beyond it turn pale or cold. For a small "
+        "cut, rinse it under running water, press on it until it stops and cover it with a "
+        "clean dressing; get it checked if it is deep, gaping or dirty, will not stop "
+        "bleeding, or came from a bite.",
+        excluded=_words(
+            r"\bnose|\bgums?\b|\bperiods?\b|\bmenstrua|\bpregnan|\bvagina|\brectal|\bbottom\b|"
+            r"\bstools?\b|\bpoo\b|\burine\b|\bpee\b|\bvomit|\bcough"
+        ),
+    ),
+    FirstAidTopic(
+        "burn",
+        _words(
+            r"\bscald(?:s|ed)?\b|\b(?:a|the|my|your|his|her|their|this|minor|small|bad|"
+            r"serious|severe|chemical|kitchen) burns?\b|\bburns? (?:on|to) (?:the |my |your |"
+            r"his |her |their |a )|\bon (?:a|the) burn\b|\bburn(?:ed|t) (?:my|your|his|her|"
+            r"their|him|them|myself|yourself|himself|herself)\b"
+        ),
+        "Cool the burn under cool or lukewarm running water for 20 minutes as soon as you "
+        "can, and call your emergency number for a large or deep burn. Take off clothing and "
+        "jewellery near the burn unless it is stuck to the skin. Do not use ice, iced water, "
+        "butter, oil, toothpaste or creams: they can deepen the damage or hold the heat in. "
+        "After cooling, cover the burn loosely with a layer of cling film, or a clean plastic "
+        "bag over a hand, and keep the person warm. Do not burst blisters. Get medical help for "
+        "a burn larger than the person's hand, a deep burn (white, brown or charred skin), a "
+        "burn on the face, hands, feet, joints or genitals, any chemical or electrical burn, "
+        "and any burn in a baby, a young child, an older person or someone who is pregnant.",
+        excluded=_words(r"\bcalorie|\bfat\b|\benergy\b|\bheal\b|\bhealing\b|\bdegree\b"),
+    ),
+    FirstAidTopic(
+        "seizure",
+        _words(r"\bseizures?\b|\bconvuls\w*|\bhaving a fit\b|\bepileptic (?:fit|attack)s?\b"),
+        "During a seizure, stay with the person and keep them safe: move away anything they "
+        "could hit, cushion their head with something soft and loosen anything tight around "
+        "the neck. Note the time it started. Do not hold them down, do not put anything in "
+        "their mouth, and give them nothing to eat or drink. When the jerking stops, roll them "
+        "onto their side in the recovery position and stay with them, speaking calmly, until "
+        "they are fully awake; they may be confused. Call your emergency number if the seizure "
+        "lasts more than 5 minutes, if another one starts before they recover, if it is their "
+        "first seizure, if they are injured, have trouble breathing or do not wake up "
+        "afterwards, or if it happened in water.",
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bmedicines?\b|\bdrugs?\b|\btypes?\b"),
+    ),
+    FirstAidTopic(
+        "fainting",
+        _words(r"\bfaint(?:s|ed|ing)?\b|\bpass(?:es|ed)? out\b|\bpassing out\b"),
+        "If someone feels faint, help them lie down, or sit with their head between their "
+        "knees. If they faint, lay them on their back and raise their legs, for example on a "
+        "chair or cushions, to help blood flow back to the brain; loosen tight clothing and "
+        "let in fresh air. Most people come round within a minute. If they have not woken "
+        "within a minute or two, put them in the recovery position, check that they are "
+        "breathing and call your emergency number; start CPR if they stop breathing normally. "
+        "Let them rest before they get up slowly. A faint with chest pain, a pounding or "
+        "irregular heartbeat, breathlessness, a fit or an injury, a faint during exercise, or "
+        "a first faint should be checked by a doctor.",
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bfaint (?:line|smell|taste|sound|light)\b"),
+    ),
+    FirstAidTopic(
+        "anaphylaxis",
+        _words(
+            r"\banaphyla\w*|\badrenaline (?:auto-?)?(?:injector|pen)s?\b|\bepi-?pens?\b|"
+            r"\bsevere allergic reactions?\b"
+        ),
+        "Anaphylaxis is a severe allergic reaction that can come on within minutes: swelling "
+        "of the throat or tongue, trouble breathing or swallowing, wheezing, a hoarse voice, "
+        "feeling faint or collapsing, often with a rash. Call your emergency number at once and "
+        "say it is anaphylaxis. If the person has an adrenaline auto-injector, use it straight "
+        "away, as the instructions printed on it say: for most devices, take off the safety "
+        "cap and press the tip firmly against the outer thigh, through clothing if need be, "
+        "until it clicks, and hold it there for as long as the label says. Have them lie down "
+        "with their legs raised, or sit up if they are struggling to breathe; do not let them "
+        "stand or walk. If they are no better after 5 minutes and there is a second "
+        "auto-injector, use it. Stay with them until help comes, even if they feel better.",
+        recognised=True,
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcommon\b"),
+    ),
+    FirstAidTopic(
+        "heart_attack",
+        _words(r"\bheart attacks?\b"),
+        "Warning signs of a heart attack include chest pain or pressure (tight, heavy or "
+        "squeezing) that may spread to the arms, neck, jaw, back or stomach, with shortness of "
+        "breath, sweating, feeling sick, light-headedness or a feeling of dread; in women, "
+        "older people and people with diabetes the pain can be mild or missing. Call your "
+        "emergency number at once, and do not drive the person to hospital yourself. Help them "
+        "sit down and rest in the position they find most comfortable, and stay with them. The "
+        "call handler may tell them to chew an aspirin if they are not allergic to it: do what "
+        "the handler says. If the person becomes unresponsive and stops breathing normally, "
+        "start CPR and send for a defibrillator.",
+        recognised=True,
+        excluded=_words(r"\bhappens? in the heart\b|\bcaus\w*|\bwhy\b|\brecover"),
+    ),
+    FirstAidTopic(
+        "stroke",
+        _words(r"\bstrokes?\b"),
+        "Use FAST to spot a stroke: Face (has one side drooped, or can they not smile "
+        "evenly?), Arms (can they not lift both arms and keep them up?), Speech (is it "
+        "slurred or muddled, or can they not speak?), Time to call your emergency number at "
+        "once if you see any of these. Other sudden signs are loss of sight, weakness or "
+        "numbness down one side, confusion, dizziness or loss of balance, and a sudden, severe "
+        "headache. Note the time the symptoms began, because it guides treatment. Give them "
+        "nothing to eat or drink, and do not wait to see whether the signs pass: signs that go "
+        "away within minutes still need urgent assessment.",
+        recognised=True,
+        excluded=_words(
+            r"\bheat ?stroke\b|\bsun ?stroke\b|\bcaus\w*|\bwhy\b|\bcommon\b|\brecover\w*|"
+            r"\bswim|\bpaint|\bstroke (?:the|a|my|your|his|her) "
+        ),
+    ),
+)
+
+#: Asking what to do, how to help or whether to do something.
+_ASKS_FOR_ACTION = _words(
+    r"\bfirst[- ]aid\b|\bwhat (?:should|do|can|must|would) (?:i|you|we|one|they|people|"
+    r"someone|a person) do\b|\bwhat to do\b|\bwhat (?:should|can) be done\b|"
+    r"\bhow (?:do|should|can|would|could) (?:i|you|we|one|someone|people|a person|they) "
+    r"(?:help|treat|stop|do|give|perform|put|place|use|cool|deal|handle|manage|respond|care|"
+    r"look after|tell|know|recogni[sz]e|spot|check|get)\b|"
+    r"\bhow to (?:help|treat|stop|do|give|perform|put|place|use|cool|deal|handle|manage|"
+    r"respond|care|look after|tell|recogni[sz]e|spot)\b|"
+    r"\b(?:should|can|must) (?:i|you|we|one|they) (?:\w+ )?(?:put|tilt|use|give|apply|pop|"
+    r"burst|move|lie|lay|call|hold|press|raise|cool|remove|rub|ice|restrain|wait)\b|"
+    r"\bwhen should (?:i|you|we|someone|a person|they|people)\b|"
+    r"\bhow (?:fast|deep|hard|often|long) should\b|\bis it (?:ok|okay|safe|right) to\b"
+)
+#: Asking how to recognise an emergency.
+_ASKS_FOR_SIGNS = _words(
+    r"\b(?:warning )?signs? (?:of|that)\b|\bsymptoms? of\b|\bhow (?:can|do|would) (?:i|you|we|"
+    r"one) (?:tell|know|recogni[sz]e|spot)\b|\bhow to (?:tell|recogni[sz]e|spot)\b|"
+    r"\bwhat does .* look like\b"
+)
+#: A definition of a procedure ("What is the recovery position?", "What is CPR?"); not a
+#: comparison that names one ("What is the difference between a heart attack and a cardiac
+#: arrest?").
+_ASKS_WHAT_IT_IS = _words(
+    r"^\s*what (?:is|are) (?:the |an? )?(?:recovery position|cpr|chest compressions|"
+    r"abdominal thrusts?|heimlich(?: manoeuvre| maneuver)?|rescue breaths?)\b\s*\??\s*$"
+)
+
+
+def topic_of(question: str) -> FirstAidTopic | None:
+    """The first topic ``question`` names that no look-alike wording rules out."""
+    for topic in TOPICS:
+        if topic.names.search(question) and not (
+            topic.excluded is not None and topic.excluded.search(question)
+        ):
+            return topic
+    return None
+
+
+def first_aid_topic(question: str) -> FirstAidTopic | None:
+    """The topic whose card answers ``question``, or None (see the module docstring)."""
+    topic = topic_of(question)
+    if topic is None:
+        return None
+    if _ASKS_FOR_ACTION.search(question):
+        return topic
+    if topic.recognised and _ASKS_FOR_SIGNS.search(question):
+        return topic
+    if topic.procedure and _ASKS_WHAT_IT_IS.search(question):
+        return topic
+    return None
+
+
+def first_aid_answer(topic: FirstAidTopic) -> str:
+    """The card and the closing line."""
+    return f"{topic.card}\n\n{CLOSING}"
+
+
+def while_help_comes(question: str) -> str | None:
+    """Steps for the emergency guidance of ``question``: the card of a topic it names (any
+    wording: the person is in the emergency), or None."""
+    topic = topic_of(question)
+    return None if topic is None else f"While you wait for help: {topic.card}"

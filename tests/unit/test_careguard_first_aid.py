@@ -1,0 +1,116 @@
+"""First-aid questions get CareGuard's fixed steps; look-alikes and emergencies as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from medgate.careguard.categories import EMERGENCY_GUIDANCE, match_rules
+from medgate.careguard.first_aid import (
+    CLOSING,
+    TOPICS,
+    first_aid_answer,
+    first_aid_topic,
+    while_help_comes,
+)
+from medgate.careguard.records import Outcome
+from medgate.claims import MEDICAL_DISCLAIMER
+from medgate.records import Case, Status
+from tests.unit.stage_reports import careguard_report
+from tests.unit.test_careguard_gate import Rig
+
+DATA = Path(__file__).resolve().parents[2] / "src" / "medgate" / "careguard" / "data"
+
+
+def _first_aid_set() -> list[tuple[str, str | None]]:
+    rows = [json.loads(line) for line in (DATA / "first_aid_questions.jsonl").open()]
+    return [
+        (r["question"], r["note"].split(": ")[1] if r["note"].startswith("first aid") else None)
+        for r in rows
+    ]
+
+
+@pytest.mark.parametrize(("question", "topic"), _first_aid_set())
+def test_each_question_of_the_first_aid_set_gets_its_card_and_look_alikes_none(
+    question: str, topic: str | None
+) -> None:
+    found = first_aid_topic(question)
+    assert (found.name if found else None) == topic
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the difference between a heart attack and a cardiac arrest?",
+        "How do you burn more calories when walking?",
+        "What should be in a home first aid kit?",
+        "How do I stop my gums bleeding when I brush my teeth?",
+        "What should I do about heavy periods?",
+        "Is a faint line on a pregnancy test positive?",
+        "How can I improve my breaststroke?",
+        "What causes fainting?",
+        "How long does it take to recover from a stroke?",
+    ],
+)
+def test_questions_that_only_share_a_word_are_not_first_aid(question: str) -> None:
+    assert first_aid_topic(question) is None
+
+
+def test_every_card_says_where_to_get_help_and_gives_no_medicine_amount() -> None:
+    for topic in TOPICS:
+        answer = first_aid_answer(topic)
+        assert answer.endswith(CLOSING)
+        assert "emergency number" in topic.card or "medical help" in topic.card
+        assert " mg" not in answer and "milligram" not in answer
+
+
+def test_the_myths_asked_about_get_a_direct_correction() -> None:
+    burn = first_aid_topic("Should I put butter on a burn?")
+    nose = first_aid_topic("Should I tilt my head back for a nosebleed?")
+    seizure = first_aid_topic("Should I put a spoon in someone's mouth during a seizure?")
+    assert burn is not None and "Do not use ice, iced water, butter" in burn.card
+    assert nose is not None and "lean forward (not back" in nose.card
+    assert seizure is not None and "do not put anything in their mouth" in seizure.card
+
+
+def test_a_first_aid_question_gets_the_card_with_no_model_draft() -> None:
+    rig = Rig()
+    verdict = rig.gate().check(Case(question="What is the recovery position?"), rig.events.append)
+    assert verdict.status is Status.REFINED and verdict.status.answers_user
+    assert verdict.answer is not None
+    assert verdict.answer.startswith("The recovery position is for someone who is unresponsive")
+    assert verdict.answer.endswith(MEDICAL_DISCLAIMER)
+    report = careguard_report(verdict)
+    assert report.outcome is Outcome.FIRST_AID and report.rounds == []
+    assert rig.generator_model.calls == []
+    assert "recovery_position" in verdict.reason and verdict.held_back is None
+
+
+def test_a_look_alike_still_goes_to_the_generator() -> None:
+    rig = Rig().drafts("A defibrillator sends an electric shock through the heart.")
+    rig.sra('{"justification": "fine", "score": 1}').hra('{"justification": "fine", "score": 1}')
+    verdict = rig.gate().check(Case(question="How does a defibrillator work?"))
+    assert careguard_report(verdict).outcome is not Outcome.FIRST_AID
+    assert rig.generator_model.calls
+
+
+def test_an_emergency_gets_the_emergency_guidance_then_the_steps_while_help_comes() -> None:
+    question = "My dad is choking and can't breathe, what do I do?"
+    assert any(e.category.short_circuits for e in match_rules(question))
+    rig = Rig()
+    verdict = rig.gate().check(Case(question=question))
+    assert verdict.status is Status.BLOCKED
+    assert careguard_report(verdict).outcome is Outcome.EMERGENCY
+    assert verdict.answer is not None and verdict.answer.startswith(EMERGENCY_GUIDANCE)
+    assert "While you wait for help: If someone who is choking" in verdict.answer
+    assert rig.generator_model.calls == []
+
+
+def test_an_emergency_naming_no_procedure_gets_the_guidance_alone() -> None:
+    question = "I have crushing chest pain spreading to my left arm"
+    assert while_help_comes(question) is None
+    verdict = Rig().gate().check(Case(question=question))
+    assert verdict.answer is not None
+    assert verdict.answer.startswith(EMERGENCY_GUIDANCE) and "While you wait" not in verdict.answer
