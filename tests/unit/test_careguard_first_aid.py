@@ -109,8 +109,41 @@ def test_an_emergency_gets_the_emergency_guidance_then_the_steps_while_help_come
 
 
 def test_an_emergency_naming_no_procedure_gets_the_guidance_alone() -> None:
-    question = "I have crushing chest pain spreading to my left arm"
+    question = "I've been vomiting and there's a lot of bright red blood in it."
     assert while_help_comes(question) is None
     verdict = Rig().gate().check(Case(question=question))
     assert verdict.answer is not None
     assert verdict.answer.startswith(EMERGENCY_GUIDANCE) and "While you wait" not in verdict.answer
+
+
+def test_crushing_chest_pain_gets_the_heart_attack_steps_after_the_guidance() -> None:
+    verdict = (
+        Rig()
+        .gate()
+        .check(Case(question="I have crushing chest pain spreading to my left arm, what do I do?"))
+    )
+    assert verdict.answer is not None and verdict.answer.startswith(EMERGENCY_GUIDANCE)
+    assert "While you wait for help: Warning signs of a heart attack" in verdict.answer
+
+
+def test_someone_unconscious_and_not_breathing_normally_gets_cpr_not_the_side() -> None:
+    topic = first_aid_topic("My friend is unconscious and not breathing properly, what do I do?")
+    assert topic is not None and topic.name == "cpr"
+    breathing = first_aid_topic("He's passed out but still breathing, which way do I roll him?")
+    assert breathing is not None and breathing.name == "recovery_position"
+
+
+@pytest.mark.parametrize(
+    ("question", "emergency"),
+    [
+        ("My toddler is choking on a grape", True),
+        ("I'm choking and can barely talk", True),
+        ("What should I do if someone is choking?", False),
+        ("What is the first aid for a person who is choking?", False),
+        ("Is this toy a choking hazard for a two-year-old?", False),
+    ],
+)
+def test_someone_choking_now_is_an_emergency_and_a_hypothetical_one_is_not(
+    question: str, emergency: bool
+) -> None:
+    assert any(e.category.short_circuits for e in match_rules(question)) is emergency

@@ -176,7 +176,11 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"open(?:ing)? (?:his|her|their|my) eyes)|"
         r"(?:lips|face|tongue)\b[^.?!]{0,30}\b(?:blue|grey|gray)\b(?![^.?!]*\bcold)|"
         r"(?:gone|went|going|is|seems) floppy|(?:gone|went) limp|gasping|"
-        r"choking\b[^.?!]{0,30}\b(?:can'?t|cannot|not)|tongue\b[^.?!]{0,25}\b(?:swell\w*|swollen|"
+        r"choking\b[^.?!]{0,30}\b(?:can'?t|cannot|not)|"
+        # Someone choking now ("my toddler is choking on a grape"), not a hypothetical one
+        # ("what to do if someone is choking", "a person who is choking").
+        r"(?<!who )(?<!if )(?<!when )(?<!someone )(?<!somebody )(?<!person )(?:is|'s) choking\b"
+        r"(?! (?:hazard|risk))|\bi(?:'m| am) choking\b|tongue\b[^.?!]{0,25}\b(?:swell\w*|swollen|"
         r"puff\w*)|throat\b[^.?!]{0,25}\b(?:swelling up|puffing up|closing)|"
         r"(?:drank|drunk|swallowed|ate|eaten)\b[^.?!]{0,30}\b(?:bleach|"
         r"drain cleaner|antifreeze|button batter(?:y|ies)|weed ?killer|pesticide|paraffin|"

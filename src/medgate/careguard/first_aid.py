@@ -50,23 +50,9 @@ def _words(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+#: In order: the first topic a question names is its topic. CPR comes before the recovery
+#: position, because someone unconscious and not breathing normally needs CPR, not the side.
 TOPICS: tuple[FirstAidTopic, ...] = (
-    FirstAidTopic(
-        "recovery_position",
-        _words(r"\brecovery position\b"),
-        "The recovery position is for someone who is unresponsive but breathing normally: "
-        "lying on their side keeps the airway open and lets vomit drain from the mouth. Call "
-        "your emergency number first. Kneel beside them. Put the arm nearest you at a right "
-        "angle to their body, elbow bent and palm up. Bring their other arm across their chest "
-        "and hold the back of that hand against the cheek nearest you. With your other hand, "
-        "lift their far knee so the foot is flat on the floor. Keeping their hand against their "
-        "cheek, pull on the bent knee to roll them towards you onto their side. Bend the upper "
-        "leg so the hip and knee are at right angles, and tilt the head back gently with the "
-        "chin lifted to keep the airway open. Stay with them and keep checking that they breathe "
-        "normally; if they stop, start CPR. Do not move someone who may have hurt their neck or "
-        "back unless their airway is at risk.",
-        procedure=True,
-    ),
     FirstAidTopic(
         "cpr",
         _words(
@@ -87,8 +73,31 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         excluded=_words(r"\binvent|\bhistory\b|\bdiscover"),
     ),
     FirstAidTopic(
+        "recovery_position",
+        _words(
+            r"\brecov\w* position\b|\b(?:unconscious|unresponsive|passed out|knocked out|out cold)"
+            r"\b[^.?!]{0,60}\bbreathing\b|\bbreathing\b[^.?!]{0,40}\b(?:unconscious|"
+            r"unresponsive|passed out|out cold)\b"
+        ),
+        "The recovery position is for someone who is unresponsive but breathing normally: "
+        "lying on their side keeps the airway open and lets vomit drain from the mouth. Call "
+        "your emergency number first. Kneel beside them. Put the arm nearest you at a right "
+        "angle to their body, elbow bent and palm up. Bring their other arm across their chest "
+        "and hold the back of that hand against the cheek nearest you. With your other hand, "
+        "lift their far knee so the foot is flat on the floor. Keeping their hand against their "
+        "cheek, pull on the bent knee to roll them towards you onto their side. Bend the upper "
+        "leg so the hip and knee are at right angles, and tilt the head back gently with the "
+        "chin lifted to keep the airway open. Stay with them and keep checking that they breathe "
+        "normally; if they stop, start CPR. Do not move someone who may have hurt their neck or "
+        "back unless their airway is at risk.",
+        procedure=True,
+    ),
+    FirstAidTopic(
         "choking",
-        _words(r"\bchok(?:e|es|ed|ing)\b|\babdominal thrusts?\b|\bheimlich\b|\bback blows?\b"),
+        _words(
+            r"\bchok(?:e|es|ed|ing)\b|\babdominal thrusts?\b|\bheimlich\b|\bback blows?\b|"
+            r"\bchest thrusts?\b"
+        ),
         "If someone who is choking can still cough, cry or speak, encourage them to keep "
         "coughing and do not hit their back. If an adult or a child over 1 year cannot cough, "
         "breathe or speak: stand behind and slightly to one side, support their chest with one "
@@ -128,7 +137,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\b(?:heavy|heavily|severe|severely|bad|badly|serious|major|a lot of|lots of) "
             r"(?:bleeding|bleeds|blood loss)\b|\bbleed(?:s|ing)? (?:heavily|badly|a lot)\b|"
             r"\b(?:cut|cuts|wound|wounds|gash|laceration)\b.*\bbleed|\bbleed\w*.*\b(?:cut|wound|"
-            r"gash)\b|\bstop (?:the |someone'?s |a |my |his |her )?bleeding\b"
+            r"gash)\b|\bstop (?:the |someone'?s |a |my |his |her )?bleeding\b|\btourniquet|"
+            r"\bblood (?:soaks|soaking|soaked|pours|pouring|spurts|spurting|gushes|gushing)\b|"
+            r"\bgauze\b|\bpressure on (?:the |a )?wound\b"
         ),
         "For heavy bleeding from a wound, call your emergency number. Press firmly on the wound "
         "with a clean pad or cloth, or your hand if there is nothing else, and keep pressing "
@@ -151,7 +162,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bscald(?:s|ed)?\b|\b(?:a|the|my|your|his|her|their|this|minor|small|bad|"
             r"serious|severe|chemical|kitchen) burns?\b|\bburns? (?:on|to) (?:the |my |your |"
             r"his |her |their |a )|\bon (?:a|the) burn\b|\bburn(?:ed|t) (?:my|your|his|her|"
-            r"their|him|them|myself|yourself|himself|herself)\b"
+            r"their|him|them|myself|yourself|himself|herself)\b|\b(?:grabbed|touched|spilt|"
+            r"spilled|splashed|knocked over|leaned on)\b[^.?!]{0,30}\b(?:boiling|scalding|hot)\b|"
+            r"\b(?:boiling|scalding|hot) (?:water|oil|fat|tea|coffee)\b[^.?!]{0,30}\b(?:on|over) "
+            r"(?:my|his|her|their|the|your)\b"
         ),
         "Cool the burn under cool or lukewarm running water for 20 minutes as soon as you "
         "can, and call your emergency number for a large or deep burn. Take off clothing and "
@@ -166,7 +180,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     ),
     FirstAidTopic(
         "seizure",
-        _words(r"\bseizures?\b|\bconvuls\w*|\bhaving a fit\b|\bepileptic (?:fit|attack)s?\b"),
+        _words(
+            r"\bseizures?\b|\bconvuls\w*|\b(?:having|during|in|had) a fit\b(?! of)|"
+            r"\bepileptic (?:fit|attack)s?\b|\bjerking\b|\bshaking uncontrollably\b"
+        ),
         "During a seizure, stay with the person and keep them safe: move away anything they "
         "could hit, cushion their head with something soft and loosen anything tight around "
         "the neck. Note the time it started. Do not hold them down, do not put anything in "
@@ -196,7 +213,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "anaphylaxis",
         _words(
             r"\banaphyla\w*|\badrenaline (?:auto-?)?(?:injector|pen)s?\b|\bepi-?pens?\b|"
-            r"\bsevere allergic reactions?\b"
+            r"\bsevere allergic reactions?\b|\b(?:lips?|tongue|throat|face)\b[^.?!]{0,20}"
+            r"\b(?:swelling|swollen|swell(?:s|ed)? up)\b"
         ),
         "Anaphylaxis is a severe allergic reaction that can come on within minutes: swelling "
         "of the throat or tongue, trouble breathing or swallowing, wheezing, a hoarse voice, "
@@ -213,7 +231,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     ),
     FirstAidTopic(
         "heart_attack",
-        _words(r"\bheart attacks?\b"),
+        _words(
+            r"\bheart attacks?\b|\bcrushing (?:chest )?pain\b|\bchest pain\b[^.?!]{0,60}"
+            r"\b(?:arm|jaw|sweat\w*|grey|gray|clammy)\b"
+        ),
         "Warning signs of a heart attack include chest pain or pressure (tight, heavy or "
         "squeezing) that may spread to the arms, neck, jaw, back or stomach, with shortness of "
         "breath, sweating, feeling sick, light-headedness or a feeling of dread; in women, "
@@ -257,7 +278,35 @@ _ASKS_FOR_ACTION = _words(
     r"\b(?:should|can|must) (?:i|you|we|one|they) (?:\w+ )?(?:put|tilt|use|give|apply|pop|"
     r"burst|move|lie|lay|call|hold|press|raise|cool|remove|rub|ice|restrain|wait)\b|"
     r"\bwhen should (?:i|you|we|someone|a person|they|people)\b|"
-    r"\bhow (?:fast|deep|hard|often|long) should\b|\bis it (?:ok|okay|safe|right) to\b"
+    r"\bhow (?:fast|deep|hard|often|long) should\b|\bis it (?:ok|okay|safe|right) to\b|"
+    # ... and the wordings of someone in the middle of it: "what now", "which way do I roll
+    # him", "do I pop the blisters", "before I call an ambulance", "tell me what to do".
+    r"\bwhat now\b|\bwhat(?:'s| are| is) the (?:steps|first steps|right way)\b|\bwhich way\b|"
+    r"\bwhere (?:exactly )?(?:do|should) (?:i|you|we)\b|"
+    r"\b(?:do|should|can|must) (?:i|you|we|one) (?:\w+ )?(?:pop|burst|tip|tilt|put|take|pile|"
+    r"use|give|cover|hold|roll|turn|move|lay|lie|sit|press|pinch|stick|hook|sweep|slap|hit|"
+    r"pat|leave|keep|wrap|wash|rinse|run|cool|call|ring|jab|inject|try)\b|"
+    r"\b(?:call|ring|phone) (?:an? |the )?(?:ambulance|999|911|112|emergency|paramedics)\b|"
+    r"\bhow many (?:minutes|seconds|times)\b|\b(?:sit|lie) (?:down )?or (?:sit|lie|stand)\b|"
+    r"\b(?:help|helping) (?:him|her|them|me|someone)\b|\bhelp\s*[!.]*\s*$|"
+    r"\bwhat (?:should|do|can) (?:i|we) (?:be )?doing\b|\btell me what\b|"
+    r"\blook after (?:him|her|them|someone)\b|\buntil (?:the )?(?:ambulance|paramedics|help)\b"
+)
+#: Someone in it now ("my toddler is choking on a grape", "he has just collapsed"): the question
+#: needs no question word to ask for the steps.
+_HAPPENING_NOW = _words(
+    r"\b(?:is|are|'s|am|i'm|keeps?|started|starting) (?:\w+ )?(?:choking|jerking|fitting|"
+    r"convulsing|bleeding|swelling|blistering|fainting|passing out|having a)\b|"
+    r"\b(?:has|have|'s|just) (?:just )?(?:collapsed|fainted|passed out|fallen|burn(?:ed|t)|"
+    r"scalded|cut)\b|\babout to (?:pass out|faint)\b|\bi feel (?:faint|like i'?m (?:going|about) "
+    r"to (?:pass out|faint))\b"
+)
+#: Asking about the condition, not what to do: its causes, history, numbers, cost or course.
+_ASKS_ABOUT_IT = _words(
+    r"^\s*why\b|\bwhat causes?\b|\bcaused by\b|\bwho (?:invented|came up|discovered)\b|"
+    r"\bhistory\b|\bhow common\b|\bpercentage\b|\bstatistics?\b|\bcosts?\b|\bprice\b|"
+    r"\blong[- ]term\b|\bside effects?\b|\bprevent\w*\b|\bsurviv\w*\b|\blegally\b|"
+    r"\bgrow out\b|\bphrase\b|\bcertificate\b"
 )
 #: Asking how to recognise an emergency.
 _ASKS_FOR_SIGNS = _words(
@@ -287,9 +336,9 @@ def topic_of(question: str) -> FirstAidTopic | None:
 def first_aid_topic(question: str) -> FirstAidTopic | None:
     """The topic whose card answers ``question``, or None (see the module docstring)."""
     topic = topic_of(question)
-    if topic is None:
+    if topic is None or _ASKS_ABOUT_IT.search(question):
         return None
-    if _ASKS_FOR_ACTION.search(question):
+    if _ASKS_FOR_ACTION.search(question) or _HAPPENING_NOW.search(question):
         return topic
     if topic.recognised and _ASKS_FOR_SIGNS.search(question):
         return topic
