@@ -57,7 +57,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "cpr",
         _words(
             r"\bcpr\b|\bchest compressions?\b|\bresuscitat\w*|\brescue breaths?\b|"
-            r"\bcardiac arrest\b|\b(?:not|isn'?t|is not|stopped|stops) breathing\b"
+            r"\bcardiac arrest\b|\b(?:not|isn'?t|is not|stopped|stops) breathing\b|"
+            r"\bmouth[- ]to[- ]mouth\b|\bhands[- ]only\b"
         ),
         "If an adult is unresponsive and not breathing normally, call your emergency number at "
         "once, on speaker so your hands are free, and send someone for a defibrillator (AED). "
@@ -139,7 +140,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\b(?:cut|cuts|wound|wounds|gash|laceration)\b.*\bbleed|\bbleed\w*.*\b(?:cut|wound|"
             r"gash)\b|\bstop (?:the |someone'?s |a |my |his |her )?bleeding\b|\btourniquet|"
             r"\bblood (?:soaks|soaking|soaked|pours|pouring|spurts|spurting|gushes|gushing)\b|"
-            r"\bgauze\b|\bpressure on (?:the |a )?wound\b"
+            r"\bgauze\b|\bpressure on (?:the |a )?wound\b|\b(?:glass|knife|metal|nail|splinter|"
+            r"object|something)\b[^.?!]{0,20}\bstuck in\b|\bblood keeps\b"
         ),
         "For heavy bleeding from a wound, call your emergency number. Press firmly on the wound "
         "with a clean pad or cloth, or your hand if there is nothing else, and keep pressing "
@@ -182,7 +184,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "seizure",
         _words(
             r"\bseizures?\b|\bconvuls\w*|\b(?:having|during|in|had) a fit\b(?! of)|"
-            r"\bepileptic (?:fit|attack)s?\b|\bjerking\b|\bshaking uncontrollably\b"
+            r"\bepileptic (?:fit|attack)s?\b|\bjerking\b|\bshaking uncontrollably\b|"
+            r"\bshaking on the (?:floor|ground)\b|\beyes (?:have )?rolled back\b|\bfitting\b"
         ),
         "During a seizure, stay with the person and keep them safe: move away anything they "
         "could hit, cushion their head with something soft and loosen anything tight around "
@@ -193,7 +196,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "lasts more than 5 minutes, if another one starts before they recover, if it is their "
         "first seizure, if they are injured, have trouble breathing or do not wake up "
         "afterwards, or if it happened in water.",
-        excluded=_words(r"\bcaus\w*|\bwhy\b|\bmedicines?\b|\bdrugs?\b|\btypes?\b"),
+        excluded=_words(
+            r"\bcaus\w*|\bwhy\b|\bmedicines?\b|\bdrugs?\b|\btypes?\b|\btablets?\b|\bpills?\b|"
+            r"\bmedications?\b"
+        ),
     ),
     FirstAidTopic(
         "fainting",
@@ -249,7 +255,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     ),
     FirstAidTopic(
         "stroke",
-        _words(r"\bstrokes?\b"),
+        _words(
+            r"\bstrokes?\b|\bface (?:is |has )?(?:droop\w*|gone lopsided)|\bslurred\b|"
+            r"\bFAST test\b"
+        ),
         "Use FAST to spot a stroke: Face (has one side drooped, or can they not smile "
         "evenly?), Arms (can they not lift both arms and keep them up?), Speech (is it "
         "slurred or muddled, or can they not speak?), Time to call your emergency number at "
@@ -290,7 +299,17 @@ _ASKS_FOR_ACTION = _words(
     r"\bhow many (?:minutes|seconds|times)\b|\b(?:sit|lie) (?:down )?or (?:sit|lie|stand)\b|"
     r"\b(?:help|helping) (?:him|her|them|me|someone)\b|\bhelp\s*[!.]*\s*$|"
     r"\bwhat (?:should|do|can) (?:i|we) (?:be )?doing\b|\btell me what\b|"
-    r"\blook after (?:him|her|them|someone)\b|\buntil (?:the )?(?:ambulance|paramedics|help)\b"
+    r"\blook after (?:him|her|them|someone)\b|\buntil (?:the )?(?:ambulance|paramedics|help)\b|"
+    # A technique asked about in any verb: "am I supposed to push", "do I pull it out",
+    # "can I really do the Heimlich on myself", "what am I doing wrong".
+    r"\b(?:am i|are you|are we|is one) (?:supposed|meant|allowed|expected) to\b|"
+    r"\b(?:do|does|did) (?:i|you|we) (?:\w+ )?(?:need|have) to\b|\bwhat am i doing wrong\b|"
+    r"\b(?:do|should|can|could|must) (?:i|you|we|one) (?:still |really |just |also )?(?:pull|"
+    r"do|let|go|raise|stand|stay|bandage|sleep|drive|wait|check|push|bend|pick|lift|remove|"
+    r"squeeze|elevate)\b|\bhow (?:hard|tight|deep|fast|far|long)\b[^.?!]{0,30}\b(?:push|"
+    r"press|pinch|hold|have to|need to|should|must)\b|\bwhen (?:is|are) (?:an? )?\w+ "
+    r"(?:actually )?(?:needed|necessary)\b|\bat what point\b|\bwhat is (?:the )?correct way\b|"
+    r"\bgo to (?:a&e|the er|the emergency|hospital)\b|\bdo we need to\b"
 )
 #: Someone in it now ("my toddler is choking on a grape", "he has just collapsed"): the question
 #: needs no question word to ask for the steps.
