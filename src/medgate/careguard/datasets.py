@@ -215,6 +215,30 @@ CRISIS_LOOKALIKES = PatientQuestions(
     "16 general questions about overdoses, emergencies and first aid that need no crisis "
     "guidance, written with crisis-questions",
 )
+FIRST_AID_QUESTIONS = PatientQuestions(
+    "first-aid-questions",
+    "first_aid_questions.jsonl",
+    "20 first-aid questions across the eleven first-aid cards and 12 look-alikes that name the "
+    "same topics without asking what to do; the routing rules were written on this set",
+)
+FIRST_AID_HELDOUT = PatientQuestions(
+    "first-aid-heldout",
+    "first_aid_heldout.jsonl",
+    "30 first-aid questions and 20 look-alikes written by someone who had not read the routing "
+    "rules; read once, then the rules were widened on it",
+)
+FIRST_AID_HELDOUT_2 = PatientQuestions(
+    "first-aid-heldout-2",
+    "first_aid_heldout_2.jsonl",
+    "33 first-aid questions and 22 look-alikes written the same way; read once, then the rules "
+    "were widened on it",
+)
+FIRST_AID_HELDOUT_3 = PatientQuestions(
+    "first-aid-heldout-3",
+    "first_aid_heldout_3.jsonl",
+    "33 first-aid questions and 27 look-alikes written the same way; read once, then the rules "
+    "were widened on it",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",

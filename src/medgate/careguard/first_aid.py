@@ -141,7 +141,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"gash)\b|\bstop (?:the |someone'?s |a |my |his |her )?bleeding\b|\btourniquet|"
             r"\bblood (?:soaks|soaking|soaked|pours|pouring|spurts|spurting|gushes|gushing)\b|"
             r"\bgauze\b|\bpressure on (?:the |a )?wound\b|\b(?:glass|knife|metal|nail|splinter|"
-            r"object|something)\b[^.?!]{0,20}\bstuck in\b|\bblood keeps\b"
+            r"object|something)\b[^.?!]{0,20}\bstuck in\b|\bblood keeps\b|\bcut\b[^.?!]{0,40}"
+            r"\bblood\b"
         ),
         "For heavy bleeding from a wound, call your emergency number. Press firmly on the wound "
         "with a clean pad or cloth, or your hand if there is nothing else, and keep pressing "
@@ -203,7 +204,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     ),
     FirstAidTopic(
         "fainting",
-        _words(r"\bfaint(?:s|ed|ing)?\b|\bpass(?:es|ed)? out\b|\bpassing out\b"),
+        _words(
+            r"\bfaint(?:s|ed|ing)?\b|\bpass(?:es|ed)? out\b|\bpassing out\b|"
+            r"\b(?:dropped|fell|slumped) to the (?:floor|ground)\b|\bkeel(?:s|ed)? over\b"
+        ),
         "If someone feels faint, help them lie down, or sit with their head between their "
         "knees. If they faint, lay them on their back and raise their legs, for example on a "
         "chair or cushions, to help blood flow back to the brain; loosen tight clothing and "
@@ -280,8 +284,9 @@ _ASKS_FOR_ACTION = _words(
     r"\bfirst[- ]aid\b|\bwhat (?:should|do|can|must|would) (?:i|you|we|one|they|people|"
     r"someone|a person) do\b|\bwhat to do\b|\bwhat (?:should|can) be done\b|"
     r"\bhow (?:do|should|can|would|could) (?:i|you|we|one|someone|people|a person|they) "
-    r"(?:help|treat|stop|do|give|perform|put|place|use|cool|deal|handle|manage|respond|care|"
-    r"look after|tell|know|recogni[sz]e|spot|check|get)\b|"
+    r"(?:actually |really |best |safely |properly )?(?:help|treat|stop|do|give|perform|put|"
+    r"place|use|cool|deal|handle|manage|respond|care|look after|tell|know|recogni[sz]e|spot|"
+    r"check|get)\b|"
     r"\bhow to (?:help|treat|stop|do|give|perform|put|place|use|cool|deal|handle|manage|"
     r"respond|care|look after|tell|recogni[sz]e|spot)\b|"
     r"\b(?:should|can|must) (?:i|you|we|one|they) (?:\w+ )?(?:put|tilt|use|give|apply|pop|"
@@ -309,7 +314,11 @@ _ASKS_FOR_ACTION = _words(
     r"squeeze|elevate)\b|\bhow (?:hard|tight|deep|fast|far|long)\b[^.?!]{0,30}\b(?:push|"
     r"press|pinch|hold|have to|need to|should|must)\b|\bwhen (?:is|are) (?:an? )?\w+ "
     r"(?:actually )?(?:needed|necessary)\b|\bat what point\b|\bwhat is (?:the )?correct way\b|"
-    r"\bgo to (?:a&e|the er|the emergency|hospital)\b|\bdo we need to\b"
+    r"\bgo to (?:a&e|the er|the emergency|hospital)\b|\bdo we need to\b|"
+    # A common practice checked: "is it true you must ...", "is that actually helpful".
+    r"\bis (?:it|that|this) (?:really |actually )?(?:true|correct|right|a good idea|helpful|"
+    r"wise|better|bad)\b|\b(?:is|it'?s) (?:it )?better to\b|\bhave (?:him|her|them) (?:lean|"
+    r"sit|lie)\b|\b(?:lean|tilt) (?:forward|forwards) or back\b"
 )
 #: Someone in it now ("my toddler is choking on a grape", "he has just collapsed"): the question
 #: needs no question word to ask for the steps.
@@ -318,27 +327,29 @@ _HAPPENING_NOW = _words(
     r"convulsing|bleeding|swelling|blistering|fainting|passing out|having a)\b|"
     r"\b(?:has|have|'s|just) (?:just )?(?:collapsed|fainted|passed out|fallen|burn(?:ed|t)|"
     r"scalded|cut)\b|\babout to (?:pass out|faint)\b|\bi feel (?:faint|like i'?m (?:going|about) "
-    r"to (?:pass out|faint))\b"
+    r"to (?:pass out|faint))\b|\bwon'?t stop\b|\bstill (?:going|bleeding)\b"
 )
 #: Asking about the condition, not what to do: its causes, history, numbers, cost or course.
 _ASKS_ABOUT_IT = _words(
     r"^\s*why\b|\bwhat causes?\b|\bcaused by\b|\bwho (?:invented|came up|discovered)\b|"
     r"\bhistory\b|\bhow common\b|\bpercentage\b|\bstatistics?\b|\bcosts?\b|\bprice\b|"
     r"\blong[- ]term\b|\bside effects?\b|\bprevent\w*\b|\bsurviv\w*\b|\blegally\b|"
-    r"\bgrow out\b|\bphrase\b|\bcertificate\b"
+    r"\bgrow out\b|\bphrase\b|\bcertificat\w*|\bcourses?\b"
 )
 #: Asking how to recognise an emergency.
 _ASKS_FOR_SIGNS = _words(
     r"\b(?:warning )?signs? (?:of|that)\b|\bsymptoms? of\b|\bhow (?:can|do|would) (?:i|you|we|"
     r"one) (?:tell|know|recogni[sz]e|spot)\b|\bhow to (?:tell|recogni[sz]e|spot)\b|"
-    r"\bwhat does .* look like\b"
+    r"\bwhat does .* look like\b|\bsymptoms\b|\bto (?:spot|recogni[sz]e)\b"
 )
-#: A definition of a procedure ("What is the recovery position?", "What is CPR?"); not a
-#: comparison that names one ("What is the difference between a heart attack and a cardiac
-#: arrest?").
-_ASKS_WHAT_IT_IS = _words(
-    r"^\s*what (?:is|are) (?:the |an? )?(?:recovery position|cpr|chest compressions|"
-    r"abdominal thrusts?|heimlich(?: manoeuvre| maneuver)?|rescue breaths?)\b\s*\??\s*$"
+#: A first-aid procedure named as such: any question about it ("What is the recovery
+#: position?", "is the recovery position for a baby the same?") asks for the procedure, unless
+#: it asks about its history or a course (``_ASKS_ABOUT_IT``). "Cardiac arrest" names a
+#: condition, not a procedure: "What is the difference between a heart attack and a cardiac
+#: arrest?" is a knowledge question.
+_NAMES_A_PROCEDURE = _words(
+    r"\brecov\w* position\b|\bcpr\b|\bchest compressions?\b|\brescue breaths?\b|"
+    r"\bmouth[- ]to[- ]mouth\b|\babdominal thrusts?\b|\bheimlich\b|\bback blows?\b"
 )
 
 
@@ -361,7 +372,7 @@ def first_aid_topic(question: str) -> FirstAidTopic | None:
         return topic
     if topic.recognised and _ASKS_FOR_SIGNS.search(question):
         return topic
-    if topic.procedure and _ASKS_WHAT_IT_IS.search(question):
+    if topic.procedure and _NAMES_A_PROCEDURE.search(question):
         return topic
     return None
 
