@@ -197,6 +197,13 @@ GENERAL_QUESTIONS_HELDOUT_7 = PatientQuestions(
     "generator's statement self-check beside the brief rules on questions never used to choose "
     "anything",
 )
+GENERAL_QUESTIONS_HELDOUT_8 = PatientQuestions(
+    "general-questions-heldout-8",
+    "general_questions_heldout_8.jsonl",
+    "40 more general health questions needing no patient context, written to measure the "
+    "generator's self-check, read with the prompt chosen on dev drafts, on questions never used "
+    "to choose anything",
+)
 CRISIS_QUESTIONS = PatientQuestions(
     "crisis-questions",
     "crisis_questions.jsonl",
