@@ -467,7 +467,7 @@ class HRARiskConfig(Section):
 
 
 #: How the self_check judge reads a draft (SelfCheckConfig.reading).
-SelfCheckReadingKind = Literal["statements", "answer"]
+SelfCheckReadingKind = Literal["statements", "statements_no_error", "answer"]
 
 
 class SelfCheckConfig(Section):
@@ -477,8 +477,10 @@ class SelfCheckConfig(Section):
     reading: SelfCheckReadingKind = Field(
         default="statements",
         description="'statements': the generator reads each sentence of its draft on its own and "
-        "P(error) is the mean of their P(no); 'answer': one reading of the whole draft. "
-        "Statements ranked wrong drafts better on drafts never used to choose "
+        "P(error) is the mean of their P(no) to 'is it medically correct?'; "
+        "'statements_no_error': the same with 'does it contain an error?', whose 'no' follows "
+        "the model's doubt (docs/results/self_check_prompts.md); 'answer': one reading of the "
+        "whole draft. Statements ranked wrong drafts better on drafts never used to choose "
         "(docs/results/self_check_statements.md) and cost about as much.",
     )
     threshold: float | None = Field(
@@ -488,8 +490,9 @@ class SelfCheckConfig(Section):
         description="P(false statement) at or above which the self_check judge holds a draft "
         "back. Unset: the embedded 1.5B generator's cut for the chosen reading, chosen on "
         "hand-labelled first drafts (statements 0.2694, the lowest cut holding back at most one "
-        "right draft in ten, docs/results/self_check_statements.md; answer 0.1452, by balanced "
-        "accuracy, docs/results/hra_own_drafts.md); another generator needs its own.",
+        "right draft in ten, docs/results/self_check_statements.md; statements_no_error "
+        "0.3323 by the same rule, docs/results/self_check_prompts.md; answer 0.1452, by "
+        "balanced accuracy, docs/results/hra_own_drafts.md); another generator needs its own.",
     )
 
     @property
@@ -503,9 +506,10 @@ class SelfCheckConfig(Section):
 #: The embedded 1.5B generator's cut for each self-check reading (SelfCheckConfig.threshold),
 #: chosen on hand-labelled first drafts: statements, the lowest cut that holds back at most one
 #: in ten right drafts (at the balanced-accuracy cut, 0.1927, it held back a third of them and
-#: blocked 35 of 80 general questions end to end; docs/careguard.md); the whole answer, the
+#: blocked 35 of 80 general questions end to end; docs/careguard.md), and statements asked
+#: "does it contain an error?" by the same rule on the same drafts; the whole answer, the
 #: balanced-accuracy cut.
-SELF_CHECK_THRESHOLDS = {"statements": 0.2694, "answer": 0.1452}
+SELF_CHECK_THRESHOLDS = {"statements": 0.2694, "statements_no_error": 0.3323, "answer": 0.1452}
 
 
 class CareGuardConfig(Section):

@@ -15,6 +15,7 @@ from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import CareGuardReport, Draft, Triage
 from medgate.careguard.self_check import (
+    ERROR_STATEMENT_QUESTION,
     FEEDBACK,
     QUESTION,
     STATEMENT_QUESTION,
@@ -27,6 +28,7 @@ from medgate.careguard.self_check import (
 from medgate.careguard.triage import Controller
 from medgate.config import SELF_CHECK_THRESHOLDS, CareGuardConfig, load_config
 from medgate.errors import ConfigError, ModelError
+from medgate.eval.care_run import ablated
 from medgate.records import Case, Status
 from tests.unit.hrs_helpers import opening_reading
 from tests.unit.test_careguard_gate import SAFE_TEXT, Rig, verdict_json
@@ -234,3 +236,26 @@ def test_the_threshold_defaults_to_the_readings_own(reading: str) -> None:
 def test_statements_are_the_default_reading() -> None:
     assert CareGuardConfig().self_check.reading == "statements"
     assert CareGuardConfig().self_check.p_threshold == SELF_CHECK_THRESHOLDS["statements"]
+
+
+def test_the_no_error_reading_asks_whether_a_statement_has_an_error_and_reads_its_no() -> None:
+    def read(messages: object) -> Completion:
+        statement = messages[-1].content.rsplit("Statement: ", 1)[-1]  # type: ignore[index]
+        p_no = 0.7 if "insulin" in statement else 0.1
+        return opening_reading({"yes": 1 - p_no, "no": p_no}, 0.9, prompt_tokens=30)
+
+    model = FakeModel("writer").script_completion(ERROR_STATEMENT_QUESTION, read, repeat=True)
+    read_ = read_draft(
+        model, QUESTION_TEXT, "It stores bile. It makes insulin.", "statements_no_error"
+    )
+    assert read_.p_error == pytest.approx((0.1 + 0.7) / 2)
+    assert read_.doubted == "It makes insulin." and read_.readings == 2
+    _, user = statement_messages(QUESTION_TEXT, "It makes insulin.", ERROR_STATEMENT_QUESTION)
+    assert user.content.startswith(ERROR_STATEMENT_QUESTION)
+
+
+def test_the_no_error_configuration_reads_that_way_at_its_own_cut() -> None:
+    config = ablated(load_config(), "with_self_check_no_error").careguard
+    assert "self_check" in config.judges
+    assert config.self_check.reading == "statements_no_error"
+    assert config.self_check.p_threshold == SELF_CHECK_THRESHOLDS["statements_no_error"]

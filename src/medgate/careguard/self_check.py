@@ -60,6 +60,20 @@ STATEMENT_QUESTION = (
     "Is the statement below, taken from an answer to the question, medically correct? "
     "Reply yes or no."
 )
+#: The other wording (reading ``statements_no_error``). Its "no" ("no, it contains no error")
+#: is read as the model's doubt, like "no" to the first wording: the 1.5B's "yes" follows its
+#: belief in the statement whatever it is asked, so on hand-labelled first drafts P(yes) here
+#: ranked the *right* drafts as riskier (AUROC 0.17) and P(no) ranked wrong ones best of the
+#: prompts compared (0.83 against 0.81 for the first wording; docs/results/self_check_prompts.md).
+ERROR_STATEMENT_QUESTION = (
+    "Does the statement below, taken from an answer to the question, contain a medical or "
+    "factual error? Reply yes or no."
+)
+#: What each statement-by-statement reading asks.
+STATEMENT_PROMPTS: dict[str, str] = {
+    "statements": STATEMENT_QUESTION,
+    "statements_no_error": ERROR_STATEMENT_QUESTION,
+}
 
 
 def self_check_messages(question: str, answer: str) -> list[ChatMessage]:
@@ -70,14 +84,16 @@ def self_check_messages(question: str, answer: str) -> list[ChatMessage]:
     ]
 
 
-def statement_messages(question: str, statement: str) -> list[ChatMessage]:
-    """One statement of a draft under the same fixed prompt; the question comes first, so the
+def statement_messages(
+    question: str, statement: str, prompt: str = STATEMENT_QUESTION
+) -> list[ChatMessage]:
+    """One statement of a draft under a fixed prompt; the question comes first, so the
     statements of one draft share every token before their own."""
     return [
         ChatMessage(role="system", content=SYSTEM),
         ChatMessage(
             role="user",
-            content=f"{STATEMENT_QUESTION}\n\nQuestion: {question}\n\nStatement: {statement}",
+            content=f"{prompt}\n\nQuestion: {question}\n\nStatement: {statement}",
         ),
     ]
 
@@ -109,13 +125,15 @@ class StatementReading(NamedTuple):
     prompt_tokens: int
 
 
-def read_statements(model: WhiteBoxModel, question: str, answer: str) -> list[StatementReading]:
-    """One reading per sentence of the answer (list items count as sentences); ModelError when
-    a reading gives no distribution."""
+def read_statements(
+    model: WhiteBoxModel, question: str, answer: str, prompt: str = STATEMENT_QUESTION
+) -> list[StatementReading]:
+    """One reading per sentence of the answer (list items count as sentences), P(no) to
+    ``prompt``; ModelError when a reading gives no distribution."""
     out = []
     for statement in sentences_of(answer):
         probs, mass, prompt_tokens = opening_labels(
-            model, statement_messages(question, statement), LABELS
+            model, statement_messages(question, statement, prompt), LABELS
         )
         out.append(StatementReading(statement, float(probs.get("no", 0.0)), mass, prompt_tokens))
     return out
@@ -134,10 +152,11 @@ class DraftReading(NamedTuple):
 def read_draft(
     model: WhiteBoxModel, question: str, answer: str, reading: SelfCheckReadingKind
 ) -> DraftReading:
-    """``statements``: the mean P(no) over the draft's sentences, the most doubted one named;
-    ``answer`` (or a draft with no sentence that has a word): one reading of the whole draft."""
-    if reading == "statements":
-        statements = read_statements(model, question, answer)
+    """``statements`` and ``statements_no_error``: the mean P(no) over the draft's sentences
+    (to :data:`STATEMENT_PROMPTS` of the reading), the most doubted one named; ``answer`` (or a
+    draft with no sentence that has a word): one reading of the whole draft."""
+    if reading in STATEMENT_PROMPTS:
+        statements = read_statements(model, question, answer, STATEMENT_PROMPTS[reading])
         if statements:
             worst = max(statements, key=lambda s: s.p_error)
             return DraftReading(

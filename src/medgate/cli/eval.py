@@ -352,7 +352,8 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--config",
-                help="main, an ablation (no_controller, no_sra, no_hra), or with_self_check.",
+                help="main, an ablation (no_controller, no_sra, no_hra), with_self_check or "
+                "with_self_check_no_error.",
             ),
         ] = "main",
         max_refinements: Annotated[

@@ -34,7 +34,7 @@ from medgate.careguard.evaluation import (
 )
 from medgate.careguard.gate import screening_questions
 from medgate.case_record import CaseRecord, RunInfo
-from medgate.config import MedgateConfig
+from medgate.config import MedgateConfig, SelfCheckConfig
 from medgate.errors import ConfigError
 from medgate.eval.data import DATASETS
 from medgate.eval.runlog import RunLog, matching_log
@@ -50,6 +50,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no_hra": {"use_hra": False},
     # Not an ablation: the generator's own check added to medgate's judges (docs/careguard.md).
     "with_self_check": {"judges": ["sra", "hra", "self_check"]},
+    # The same judge reading "does it contain an error?" (docs/results/self_check_prompts.md).
+    "with_self_check_no_error": {
+        "judges": ["sra", "hra", "self_check"],
+        "self_check": SelfCheckConfig(reading="statements_no_error"),
+    },
 }
 
 #: Where the committed CareGuard runs live (relative to the working directory, like --out).
