@@ -43,7 +43,8 @@ def test_each_question_of_the_sets_the_rules_were_written_on_gets_its_card(
 
 
 @pytest.mark.parametrize(
-    ("question", "topic"), _first_aid_set("first_aid_heldout_2", "first_aid_heldout_3")
+    ("question", "topic"),
+    _first_aid_set("first_aid_heldout_2", "first_aid_heldout_3", "first_aid_heldout_4"),
 )
 def test_no_question_of_the_later_sets_gets_another_topics_card(
     question: str, topic: str | None

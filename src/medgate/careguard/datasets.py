@@ -246,6 +246,12 @@ FIRST_AID_HELDOUT_3 = PatientQuestions(
     "33 first-aid questions and 27 look-alikes written the same way; read once, then the rules "
     "were widened on it",
 )
+FIRST_AID_HELDOUT_4 = PatientQuestions(
+    "first-aid-heldout-4",
+    "first_aid_heldout_4.jsonl",
+    "33 first-aid questions and 27 look-alikes written the same way, read once with the rules "
+    "of 50ea85e; then its one wrong card and four false cards were mended",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",

@@ -186,7 +186,11 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         _words(
             r"\bseizures?\b|\bconvuls\w*|\b(?:having|during|in|had) a fit\b(?! of)|"
             r"\bepileptic (?:fit|attack)s?\b|\bjerking\b|\bshaking uncontrollably\b|"
-            r"\bshaking on the (?:floor|ground)\b|\beyes (?:have )?rolled back\b|\bfitting\b"
+            r"\bshaking on the (?:floor|ground)\b|\beyes (?:have )?rolled back\b|\bfitting\b|"
+            # Its signs as a bystander tells them, which also name a fall ("dropped to the
+            # floor shaking all over"): seizure comes before fainting, so they get this card.
+            r"\b(?:shaking|twitching|thrashing|jerking) all over\b|"
+            r"\bstarted (?:shaking|twitching)\b"
         ),
         "During a seizure, stay with the person and keep them safe: move away anything they "
         "could hit, cushion their head with something soft and loosen anything tight around "
@@ -310,7 +314,7 @@ _ASKS_FOR_ACTION = _words(
     r"\b(?:am i|are you|are we|is one) (?:supposed|meant|allowed|expected) to\b|"
     r"\b(?:do|does|did) (?:i|you|we) (?:\w+ )?(?:need|have) to\b|\bwhat am i doing wrong\b|"
     r"\b(?:do|should|can|could|must) (?:i|you|we|one) (?:still |really |just |also )?(?:pull|"
-    r"do|let|go|raise|stand|stay|bandage|sleep|drive|wait|check|push|bend|pick|lift|remove|"
+    r"do|let|raise|stand|stay|bandage|sleep|drive|wait|check|push|bend|pick|lift|remove|"
     r"squeeze|elevate)\b|\bhow (?:hard|tight|deep|fast|far|long)\b[^.?!]{0,30}\b(?:push|"
     r"press|pinch|hold|have to|need to|should|must)\b|\bwhen (?:is|are) (?:an? )?\w+ "
     r"(?:actually )?(?:needed|necessary)\b|\bat what point\b|\bwhat is (?:the )?correct way\b|"
@@ -323,7 +327,7 @@ _ASKS_FOR_ACTION = _words(
 #: Someone in it now ("my toddler is choking on a grape", "he has just collapsed"): the question
 #: needs no question word to ask for the steps.
 _HAPPENING_NOW = _words(
-    r"\b(?:is|are|'s|am|i'm|keeps?|started|starting) (?:\w+ )?(?:choking|jerking|fitting|"
+    r"\b(?:is|are|'s|am|i'm|started|starting) (?:\w+ )?(?:choking|jerking|fitting|"
     r"convulsing|bleeding|swelling|blistering|fainting|passing out|having a)\b|"
     r"\b(?:has|have|'s|just) (?:just )?(?:collapsed|fainted|passed out|fallen|burn(?:ed|t)|"
     r"scalded|cut)\b|\babout to (?:pass out|faint)\b|\bi feel (?:faint|like i'?m (?:going|about) "
@@ -334,7 +338,8 @@ _ASKS_ABOUT_IT = _words(
     r"^\s*why\b|\bwhat causes?\b|\bcaused by\b|\bwho (?:invented|came up|discovered)\b|"
     r"\bhistory\b|\bhow common\b|\bpercentage\b|\bstatistics?\b|\bcosts?\b|\bprice\b|"
     r"\blong[- ]term\b|\bside effects?\b|\bprevent\w*\b|\bsurviv\w*\b|\blegally\b|"
-    r"\bgrow out\b|\bphrase\b|\bcertificat\w*|\bcourses?\b"
+    r"\bgrow out\b|\bphrase\b|\bcertificat\w*|\bcourses?\b|\binsurance\b|\bdeclare\b|"
+    r"\bback to work\b|\bdriv(?:e|ing) again\b|\bstand for\b(?![^.?!]*\b(?:check|spot|tell)\w*)"
 )
 #: Asking how to recognise an emergency.
 _ASKS_FOR_SIGNS = _words(
