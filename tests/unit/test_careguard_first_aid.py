@@ -162,3 +162,20 @@ def test_someone_choking_now_is_an_emergency_and_a_hypothetical_one_is_not(
     question: str, emergency: bool
 ) -> None:
     assert any(e.category.short_circuits for e in match_rules(question)) is emergency
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        (
+            "Nose has been bleeding for 15 minutes and I'm tilting my head back, is that the right "
+            "thing?",
+            "nosebleed",
+        ),
+        ("Spilt boiling kettle water on my forearm 2 min ago. Butter or cold water??", "burn"),
+        ("Deep cut on my finger 5 minutes ago and the blood keeps coming", "bleeding"),
+    ],
+)
+def test_wordings_of_someone_in_it_minutes_ago_get_their_card(question: str, topic: str) -> None:
+    found = first_aid_topic(question)
+    assert found is not None and found.name == topic

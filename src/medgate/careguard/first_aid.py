@@ -120,7 +120,7 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "nosebleed",
         _words(
-            r"\bnose ?bleeds?\b|\bnose (?:is |keeps |won'?t stop )?bleeding\b|"
+            r"\bnose ?bleeds?\b|\bnose (?:is |keeps |has been |'s been |won'?t stop )?bleeding\b|"
             r"\bbleeding (?:from )?(?:the |my |his |her |their |your )?nose\b"
         ),
         "Sit down, lean forward (not back, so that blood does not run down the throat) and "
@@ -320,9 +320,9 @@ _ASKS_FOR_ACTION = _words(
     r"(?:actually )?(?:needed|necessary)\b|\bat what point\b|\bwhat is (?:the )?correct way\b|"
     r"\bgo to (?:a&e|the er|the emergency|hospital)\b|\bdo we need to\b|"
     # A common practice checked: "is it true you must ...", "is that actually helpful".
-    r"\bis (?:it|that|this) (?:really |actually )?(?:true|correct|right|a good idea|helpful|"
-    r"wise|better|bad)\b|\b(?:is|it'?s) (?:it )?better to\b|\bhave (?:him|her|them) (?:lean|"
-    r"sit|lie)\b|\b(?:lean|tilt) (?:forward|forwards) or back\b"
+    r"\bis (?:it|that|this) (?:really |actually )?(?:the )?(?:true|correct|right|a good idea|"
+    r"helpful|wise|better|bad)\b|\b(?:is|it'?s) (?:it )?better to\b|"
+    r"\bhave (?:him|her|them) (?:lean|sit|lie)\b|\b(?:lean|tilt) (?:forward|forwards) or back\b"
 )
 #: Someone in it now ("my toddler is choking on a grape", "he has just collapsed"): the question
 #: needs no question word to ask for the steps.
@@ -331,7 +331,8 @@ _HAPPENING_NOW = _words(
     r"convulsing|bleeding|swelling|blistering|fainting|passing out|having a)\b|"
     r"\b(?:has|have|'s|just) (?:just )?(?:collapsed|fainted|passed out|fallen|burn(?:ed|t)|"
     r"scalded|cut)\b|\babout to (?:pass out|faint)\b|\bi feel (?:faint|like i'?m (?:going|about) "
-    r"to (?:pass out|faint))\b|\bwon'?t stop\b|\bstill (?:going|bleeding)\b"
+    r"to (?:pass out|faint))\b|\bwon'?t stop\b|\bstill (?:going|bleeding)\b|"
+    r"\b(?:\d+|a few|few|two|five|ten) ?(?:min(?:ute)?s?|seconds?) ago\b|\bjust now\b"
 )
 #: Asking about the condition, not what to do: its causes, history, numbers, cost or course.
 _ASKS_ABOUT_IT = _words(
