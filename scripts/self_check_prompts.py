@@ -62,17 +62,17 @@ from medgate.backends.base import ChatMessage, WhiteBoxModel, opening_labels
 from medgate.backends.pool import ModelPool
 from medgate.careguard.consistency import sentences_of
 from medgate.careguard.hra_fit import append_item, auroc_with_ci, read_items
-from medgate.careguard.self_check import LABELS, STATEMENT_QUESTION, SYSTEM
+from medgate.careguard.self_check import (
+    ERROR_STATEMENT_QUESTION,
+    LABELS,
+    STATEMENT_QUESTION,
+    statement_messages,
+)
 from medgate.config import load_config
 from medgate.eval.care_labels import shown_sha256
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 MODEL = "embedded:qwen2.5-coder-1.5b"
-
-ERROR_QUESTION = (
-    "Does the statement below, taken from an answer to the question, contain a medical or "
-    "factual error? Reply yes or no."
-)
 
 #: Worked examples for the few-shot prompts: (question, statement, is it correct). Their topics
 #: (eardrum, collagen, melanin, keratin, fontanelle, tailbone) appear in no question of the
@@ -107,35 +107,31 @@ EXAMPLES: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def _turn(prompt: str, question: str, statement: str) -> ChatMessage:
-    return ChatMessage(
-        role="user", content=f"{prompt}\n\nQuestion: {question}\n\nStatement: {statement}"
-    )
-
-
 def prompt_messages(
     prompt: str, few_shot: bool, question: str, statement: str
 ) -> list[ChatMessage]:
-    """The system line, the worked examples when ``few_shot`` (each answered for ``prompt``:
-    "no" means correct under the error prompt), then the statement to read."""
-    messages = [ChatMessage(role="system", content=SYSTEM)]
+    """The self-check's messages for one statement (``statement_messages``), with the worked
+    examples between the system line and the statement when ``few_shot`` (each answered for
+    ``prompt``: "no" means correct under the error prompt)."""
+    system, asked = statement_messages(question, statement, prompt)
+    examples: list[ChatMessage] = []
     if few_shot:
         for q, s, correct in EXAMPLES:
             answer = correct if prompt == STATEMENT_QUESTION else not correct
-            messages += [
-                _turn(prompt, q, s),
+            examples += [
+                statement_messages(q, s, prompt)[1],
                 ChatMessage(role="assistant", content="yes" if answer else "no"),
             ]
-    return [*messages, _turn(prompt, question, statement)]
+    return [system, *examples, asked]
 
 
 #: The four readings: the prompt, whether the examples precede it, and the label that means
 #: "wrong" under it.
 READINGS: dict[str, tuple[str, bool, str]] = {
     "correct": (STATEMENT_QUESTION, False, "no"),
-    "error": (ERROR_QUESTION, False, "yes"),
+    "error": (ERROR_STATEMENT_QUESTION, False, "yes"),
     "few_shot_correct": (STATEMENT_QUESTION, True, "no"),
-    "few_shot_error": (ERROR_QUESTION, True, "yes"),
+    "few_shot_error": (ERROR_STATEMENT_QUESTION, True, "yes"),
 }
 
 

@@ -6,7 +6,7 @@ A wrong answer to "what is the recovery position?" can hurt someone within minut
 procedures covers most questions, and where the right steps are settled (resuscitation and
 first-aid guidance of the UK Resuscitation Council, the NHS, the Red Cross). So a question that
 names one of these procedures and asks what to do, how to do it or how to recognise the
-emergency gets that procedure's card (:data:`CARDS`), written for medgate, and no model text.
+emergency gets that procedure's card (:data:`TOPICS`), written for medgate, and no model text.
 
 A question is routed when it names a topic (:class:`FirstAidTopic` ``names``) and asks for
 action: what to do, how to help, treat, stop, cool or use, whether to do something, or, for

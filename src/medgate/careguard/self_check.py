@@ -60,11 +60,12 @@ STATEMENT_QUESTION = (
     "Is the statement below, taken from an answer to the question, medically correct? "
     "Reply yes or no."
 )
-#: The other wording (reading ``statements_no_error``). Its "no" ("no, it contains no error")
-#: is read as the model's doubt, like "no" to the first wording: the 1.5B's "yes" follows its
-#: belief in the statement whatever it is asked, so on hand-labelled first drafts P(yes) here
-#: ranked the *right* drafts as riskier (AUROC 0.17) and P(no) ranked wrong ones best of the
-#: prompts compared (0.83 against 0.81 for the first wording; docs/results/self_check_prompts.md).
+#: The other wording (opt-in reading ``statements_no_error``). Its "no" ("no, it contains no
+#: error") is read as the model's doubt, like "no" to the first wording: the 1.5B's "yes"
+#: follows its belief in the statement whatever it is asked, so on hand-labelled dev first
+#: drafts P(yes) here ranked the *right* drafts as riskier (AUROC 0.17) and P(no) ranked wrong
+#: ones best (0.83 against 0.81 for the first wording), but on the test drafts worse (0.67
+#: against 0.73; docs/results/self_check_prompts.md), so the first wording stays the default.
 ERROR_STATEMENT_QUESTION = (
     "Does the statement below, taken from an answer to the question, contain a medical or "
     "factual error? Reply yes or no."
