@@ -50,6 +50,36 @@ def _words(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+#: Opioids as people name them, and the trouble that makes them a first-aid question.
+_OPIOIDS = (
+    r"opioids?|opiates?|heroin|smack|fentanyl|oxy(?:codone|contin|s)?|morphine|methadone|"
+    r"codeine|tramadol|percocets?|vicodin|hydrocodone|dilaudid|buprenorphine|pain ?(?:pills|"
+    r"killers)|painkillers"
+)
+_OPIOID_TROUBLE = (
+    r"overdos\w*|o\.?d\.?'?(?:d|ed|ing)?\b|too (?:much|many)|won'?t wake|can'?t wake|"
+    r"not waking|hard to wake|unresponsive|(?:barely|hardly|not|isn'?t|stopped) breathing|"
+    r"breathing (?:is )?(?:slow|shallow|weird)|blue lips|lips (?:are |went |turning )?blue|"
+    r"nodding off|passed out|gurgling|snoring"
+)
+#: Signs of a hypo, said of someone with diabetes.
+_HYPO_SIGNS = (
+    r"shak\w*|trembl\w*|sweat\w*|clammy|confus\w*|drunk|pale|dizzy|woozy|not making sense|"
+    r"talking (?:nonsense|gibberish|rubbish)|out of it|drowsy|disorient\w*|acting (?:weird|"
+    r"strange|odd|funny)|irritable|aggressive|glazed"
+)
+#: Signs of heat illness.
+_HEAT_SIGNS = (
+    r"confus\w*|dizzy|faint\w*|collaps\w*|vomit\w*|throwing up|sick|headache|cramps?|"
+    r"not sweating|stopped sweating|red (?:face|skin)|hot skin|exhausted|out of it|woozy|"
+    r"disorient\w*"
+)
+#: Signs of hypothermia.
+_COLD_SIGNS = (
+    r"shiver\w*|drowsy|sleepy|confus\w*|slurr\w*|blue|pale|clumsy|stumbl\w*|won'?t warm|"
+    r"can'?t (?:get )?warm|numb|out of it|stiff"
+)
+
 #: In order: the first topic a question names is its topic. CPR comes before the recovery
 #: position, because someone unconscious and not breathing normally needs CPR, not the side.
 TOPICS: tuple[FirstAidTopic, ...] = (
@@ -281,6 +311,122 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bswim|\bpaint|\bstroke (?:the|a|my|your|his|her) "
         ),
     ),
+    # The four below come after the eleven above, so a question naming one of those as well
+    # (a diabetic with slurred speech, a faint in the heat) keeps that card: each of those
+    # says when to call the emergency number, which is the step that must not be missed.
+    FirstAidTopic(
+        "opioid_overdose",
+        _words(
+            rf"\bnaloxone\b|\bnarcan\b|\bnyxoid\b|\bprenoxad\b|\bpinpoint pupils?\b|"
+            rf"\b(?:{_OPIOIDS})\b[^.?!]{{0,80}}\b(?:{_OPIOID_TROUBLE})|"
+            rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b"
+        ),
+        "An opioid overdose (heroin, fentanyl, morphine, oxycodone, methadone, codeine or other "
+        "strong painkillers) can stop someone breathing. Signs are being very sleepy or "
+        "impossible to wake, slow, shallow or stopped breathing, snoring or gurgling sounds, "
+        "tiny pupils, and blue or grey lips or fingertips. Call your emergency number at once "
+        "and say you think it is an overdose. If you have naloxone (such as a Narcan or Nyxoid "
+        "nasal spray, or an injection kit), give it straight away as its pack says; it does no "
+        "harm if opioids were not the cause. If they are not breathing normally, start CPR. If "
+        "they are breathing, put them on their side in the recovery position. Stay with them: "
+        "naloxone can wear off before the opioid does, so breathing can slow again, and a "
+        "second dose can be given after 2 to 3 minutes if there is no response and you have "
+        "one. Do not let them sleep it off, put them in a cold bath, or give them other drugs "
+        "or drink. If they are awake and breathing normally but may have taken too much, call "
+        "your emergency number or poison centre for advice and do not leave them alone.",
+        recognised=True,
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcrisis\b|\bepidemic\b|\bhow (?:does|do) \w+ work"),
+    ),
+    FirstAidTopic(
+        "low_blood_sugar",
+        _words(
+            r"\bhypos?\b|\bhypoglyc\w*|\blow (?:blood )?(?:sugar|glucose)\b|"
+            r"\b(?:blood )?(?:sugar|glucose|bg|bs)(?: levels?)? (?:is |are |has |was |went |'s )?"
+            r"(?:really |very |too |dangerously )?(?:low|dropp\w*|crash\w*|falling|fell|tank\w*)"
+            r"\b|\bglucagon\b|\bglucose (?:tablets?|tabs|gel)\b|"
+            rf"\bdiabet\w*\b[^.?!]{{0,100}}\b(?:{_HYPO_SIGNS})|"
+            rf"\b(?:{_HYPO_SIGNS})[^.?!]{{0,100}}\bdiabet\w*"
+        ),
+        "Low blood sugar (a hypo) is most common in people who take insulin or some diabetes "
+        "tablets. Signs come on quickly: shaking, sweating, hunger, a pale face, a fast "
+        "heartbeat, irritability, confusion or behaving as if drunk. If the person is awake and "
+        "can swallow safely, give them a fast-acting sugar straight away, about 15 to 20 g: "
+        "glucose tablets or gel as the pack says, a small glass (150 to 200 ml) of fruit juice "
+        "or of a non-diet fizzy drink, or a few sweets such as jelly babies (chocolate works "
+        "too slowly). If they have a meter, check again after 10 to 15 minutes and give more "
+        "sugar if it is still low or they are no better. Once they feel better, they should "
+        "eat a snack or meal with slower carbohydrate, such as a sandwich or biscuits. If they "
+        "are too drowsy or confused to swallow safely, are unconscious or having a fit, do not "
+        "put food or drink in their mouth: put them in the recovery position and call your "
+        "emergency number; use a glucagon kit only if you have been shown how. Call your "
+        "emergency number too if they do not improve after sugar has been given twice or three "
+        "times. Never give insulin to someone with low blood sugar.",
+        recognised=True,
+        excluded=_words(
+            r"\bcaus\w*|\bwhy\b|\bhypo(?:thyroid|allergenic|tension|chondria)|\bdiet\b|"
+            r"\bhba1c\b|\bhow (?:does|do) \w+ work|\bnormal (?:range|level)"
+        ),
+    ),
+    FirstAidTopic(
+        "heatstroke",
+        _words(
+            r"\bheat ?stroke\b|\bsun ?stroke\b|\bheat (?:exhaustion|illness|collapse|cramps)\b|"
+            r"\boverheat\w*|\bhot car\b|\bhyperthermi\w*|"
+            rf"\b(?:too|really|very|so|extremely) hot\b[^.?!]{{0,80}}\b(?:{_HEAT_SIGNS})|"
+            rf"\b(?:{_HEAT_SIGNS})[^.?!]{{0,80}}\b(?:(?:in|from|by) the (?:heat|sun)|heat ?wave|too hot)\b|"
+            rf"\b(?:heat ?wave|(?:in|from|by) the (?:heat|sun))\b[^.?!]{{0,80}}\b(?:{_HEAT_SIGNS})"
+        ),
+        "Heat exhaustion shows as a headache, dizziness, heavy sweating, cramps, feeling sick, "
+        "a fast pulse and intense thirst. Move the person somewhere cool, have them lie down "
+        "with their feet slightly raised, take off extra clothing and give them plenty of cool "
+        "water or a sports or rehydration drink to sip. Cool their skin: sponge or spray it "
+        "with cool water and fan them; cold packs wrapped in a cloth in the armpits and on the "
+        "neck help too. They should start to feel better within 30 minutes. Heatstroke is an "
+        "emergency: call your emergency number if they are confused, not making sense, very "
+        "drowsy or unresponsive, hot with no sweating, having a fit, breathing fast, or no "
+        "better after 30 minutes of cooling. While you wait, keep cooling them as fast as you "
+        "can, for example by soaking their clothes with cool water and fanning them, and if "
+        "they become unresponsive put them in the recovery position, or start CPR if they stop "
+        "breathing normally. Give nothing to drink to someone who cannot swallow safely, and no "
+        "medicine for the temperature (paracetamol and aspirin do not help heatstroke). A "
+        "child left in a hot car must be taken out at once and cooled, with an emergency call.",
+        recognised=True,
+        excluded=_words(
+            r"\bcaus\w*|\bwhy\b|\bforecast|\blaptop|\bcomputer|\bphone\b|\bengine|\bcpu\b|"
+            r"\bgpu\b|\bconsole|\bbattery|\bcharger|\bradiator|\bhow (?:does|do) \w+ work"
+        ),
+    ),
+    FirstAidTopic(
+        "hypothermia",
+        _words(
+            r"\bhypotherm\w*|\bstopped shivering\b|\b(?:isn'?t|not|no longer|has stopped) "
+            r"shivering\b|\bshiver\w* (?:uncontrollably|violently|badly|non-?stop|like crazy|and "
+            r"can'?t stop)\b|\bcan'?t stop shivering\b|"
+            r"\b(?:fell|fallen|went|gone|slipped|been) (?:in|into|through)\b[^.?!]{0,40}"
+            r"\b(?:icy|ice|freezing|frozen|cold)\b|\b(?:icy|freezing|frozen|cold) (?:water|"
+            r"river|lake|sea|pond|canal)\b[^.?!]{0,60}\b(?:pulled|dragged|got|fished) "
+            r"(?:him|her|them|out)\b|"
+            rf"\b(?:freezing|frozen|so cold|very cold|really cold|ice[- ]cold|cold all over|"
+            rf"out in the (?:cold|snow))\b[^.?!]{{0,80}}\b(?:{_COLD_SIGNS})|"
+            rf"\b(?:{_COLD_SIGNS})[^.?!]{{0,80}}\b(?:freezing|the cold|in the snow|so cold|very "
+            rf"cold|ice[- ]cold)\b"
+        ),
+        "Someone very cold may shiver hard, have pale, cold skin and blue lips, and become "
+        "slow, clumsy, confused or drowsy; when the shivering stops in someone who is still "
+        "cold, they are getting worse. Call your emergency number if they are confused, "
+        "drowsy, slurring their words or unresponsive, or were in cold water. Move them "
+        "somewhere warm and sheltered, handling them gently, and keep them lying down if they "
+        "were in cold water. Take off wet clothing and dry them, then wrap them in dry "
+        "blankets, a sleeping bag or coats, covering the head but not the face, and put "
+        "something under them if they are on the ground. Warm the middle of the body first: "
+        "your own body heat skin to skin under the blankets helps. If they are fully awake "
+        "and can swallow, give a warm (not hot) sweet drink or food. Do not put them in a hot "
+        "bath or shower, rub or massage their arms and legs, put hot-water bottles or heaters "
+        "straight on the skin, give alcohol or make them walk about: these can be dangerous. "
+        "If they become unresponsive and are not breathing normally, start CPR.",
+        recognised=True,
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bhow common\b|\bclimate\b"),
+    ),
 )
 
 #: Asking what to do, how to help or whether to do something.
@@ -289,12 +435,12 @@ _ASKS_FOR_ACTION = _words(
     r"someone|a person) do\b|\bwhat to do\b|\bwhat (?:should|can) be done\b|"
     r"\bhow (?:do|should|can|would|could) (?:i|you|we|one|someone|people|a person|they) "
     r"(?:actually |really |best |safely |properly )?(?:help|treat|stop|do|give|perform|put|"
-    r"place|use|cool|deal|handle|manage|respond|care|look after|tell|know|recogni[sz]e|spot|"
-    r"check|get)\b|"
-    r"\bhow to (?:help|treat|stop|do|give|perform|put|place|use|cool|deal|handle|manage|"
+    r"place|use|cool|warm|deal|handle|manage|respond|care|look after|tell|know|recogni[sz]e|"
+    r"spot|check|get)\b|"
+    r"\bhow to (?:help|treat|stop|do|give|perform|put|place|use|cool|warm|deal|handle|manage|"
     r"respond|care|look after|tell|recogni[sz]e|spot)\b|"
     r"\b(?:should|can|must) (?:i|you|we|one|they) (?:\w+ )?(?:put|tilt|use|give|apply|pop|"
-    r"burst|move|lie|lay|call|hold|press|raise|cool|remove|rub|ice|restrain|wait)\b|"
+    r"burst|move|lie|lay|call|hold|press|raise|cool|warm|remove|rub|ice|restrain|wait)\b|"
     r"\bwhen should (?:i|you|we|someone|a person|they|people)\b|"
     r"\bhow (?:fast|deep|hard|often|long) should\b|\bis it (?:ok|okay|safe|right) to\b|"
     # ... and the wordings of someone in the middle of it: "what now", "which way do I roll
@@ -328,7 +474,8 @@ _ASKS_FOR_ACTION = _words(
 #: needs no question word to ask for the steps.
 _HAPPENING_NOW = _words(
     r"\b(?:is|are|'s|am|i'm|started|starting) (?:\w+ )?(?:choking|jerking|fitting|"
-    r"convulsing|bleeding|swelling|blistering|fainting|passing out|having a)\b|"
+    r"convulsing|bleeding|swelling|blistering|fainting|passing out|having a|overdosing|"
+    r"shivering|overheating)\b|"
     r"\b(?:has|have|'s|just) (?:just )?(?:collapsed|fainted|passed out|fallen|burn(?:ed|t)|"
     r"scalded|cut)\b|\babout to (?:pass out|faint)\b|\bi feel (?:faint|like i'?m (?:going|about) "
     r"to (?:pass out|faint))\b|\bwon'?t stop\b|\bstill (?:going|bleeding)\b|"
