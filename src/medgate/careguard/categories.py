@@ -142,7 +142,12 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"(?:what|which) dose\b[^.?!]{0,40}\b(?:fatal|lethal|deadly|kill)|"
         r"overdose\b[^.?!]{0,40}\b(?:drift off|fall asleep for good|never wake|not wake)|"
         r"(?:pills|tablets|medicines?|medications?|drugs|chemicals)\b[^.?!]{0,30}\bcause death|"
-        r"overdose on purpose)\b",
+        r"overdose on purpose|"
+        # Wanting to overdose, or how much it would take (a first-aid question about someone
+        # who has overdosed is not this: "my friend overdosed on heroin").
+        r"(?:want(?:s|ed)?|going|plan(?:s|ning)?|thinking about|tempted) to (?:overdose|o\.?d)|"
+        r"(?:would|does|will) it take to (?:overdose|o\.?d)|"
+        r"(?:do|would|will) (?:i|you|someone|a person) need to (?:overdose|o\.?d))\b",
     ),
     (
         RiskCategory.EMERGENCY,
@@ -201,6 +206,10 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"rash\b[^.?!]{0,40}\b(?:doesn'?t|does not|won'?t|didn'?t|did not) fade (?:under|when|"
         r"with|if)|non-?blanching|"
         r"(?:burning|very) hot\b[^.?!]{0,30}\bconfused|"
+        # Breathing slowed to danger (an opioid's sign): not "breathing slowly" to relax.
+        r"(?:barely|hardly) breathing|hard to wake|(?:his|her|their|the) breathing (?:is |has )?"
+        r"(?:gone |become |got )?(?:really |very |so )?(?:slow|shallow)|"
+        r"breathing (?:really|very|so|super) (?:slow|shallow)|"
         r"pregnan\w*\b[^.?!]{0,40}\bbleeding heavily|bleeding heavily\b[^.?!]{0,40}\bpregnan\w*)",
     ),
     (

@@ -225,7 +225,7 @@ CRISIS_LOOKALIKES = PatientQuestions(
 FIRST_AID_QUESTIONS = PatientQuestions(
     "first-aid-questions",
     "first_aid_questions.jsonl",
-    "20 first-aid questions across the eleven first-aid cards and 12 look-alikes that name the "
+    "29 first-aid questions across the fifteen first-aid cards and 18 look-alikes that name the "
     "same topics without asking what to do; the routing rules were written on this set",
 )
 FIRST_AID_HELDOUT = PatientQuestions(
@@ -251,6 +251,19 @@ FIRST_AID_HELDOUT_4 = PatientQuestions(
     "first_aid_heldout_4.jsonl",
     "33 first-aid questions and 27 look-alikes written the same way, read once with the rules "
     "of 50ea85e; then its one wrong card and four false cards were mended",
+)
+FIRST_AID_HELDOUT_5 = PatientQuestions(
+    "first-aid-heldout-5",
+    "first_aid_heldout_5.jsonl",
+    "33 first-aid questions and 27 look-alikes on the eleven first cards, written the same way, "
+    "read once with the rules of bf5c1ff; then the rules were widened on it",
+)
+FIRST_AID_NEW_TOPICS_HELDOUT = PatientQuestions(
+    "first-aid-new-topics-heldout",
+    "first_aid_new_topics_heldout.jsonl",
+    "32 questions on the four later cards (opioid overdose, low blood sugar, heat illness, "
+    "hypothermia) and 24 look-alikes, written by someone who had not read their rules; read "
+    "once, then the rules were widened on it",
 )
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",

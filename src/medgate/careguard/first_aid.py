@@ -54,35 +54,73 @@ def _words(pattern: str) -> re.Pattern[str]:
 _OPIOIDS = (
     r"opioids?|opiates?|heroin|smack|fentanyl|oxy(?:codone|contin|s)?|morphine|methadone|"
     r"codeine|tramadol|percocets?|vicodin|hydrocodone|dilaudid|buprenorphine|pain ?(?:pills|"
-    r"killers)|painkillers"
+    r"killers)|painkillers|needles?|syringes?"
 )
 _OPIOID_TROUBLE = (
-    r"overdos\w*|o\.?d\.?'?(?:d|ed|ing)?\b|too (?:much|many)|won'?t wake|can'?t wake|"
+    r"overdos\w*|o\.?d\.?'?(?:d|ed|ing|s)?\b|too (?:much|many)|won'?t wake|can'?t wake|"
     r"not waking|hard to wake|unresponsive|(?:barely|hardly|not|isn'?t|stopped) breathing|"
     r"breathing (?:is )?(?:slow|shallow|weird)|blue lips|lips (?:are |went |turning )?blue|"
-    r"nodding off|passed out|gurgling|snoring"
+    r"nodding off|passed out|gurgling|snoring|slumped|collapsed|barely (?:conscious|awake)"
+)
+#: Someone with diabetes, as people say it.
+_DIABETES = (
+    r"diabet\w*|type ?(?:1|one|i)\b|t1d?\b|insulin|glucose monitor|cgm\b|libre\b|dexcom\b|"
+    r"(?:blood )?sugar (?:levels?|reading)"
 )
 #: Signs of a hypo, said of someone with diabetes.
 _HYPO_SIGNS = (
     r"shak\w*|trembl\w*|sweat\w*|clammy|confus\w*|drunk|pale|dizzy|woozy|not making sense|"
     r"talking (?:nonsense|gibberish|rubbish)|out of it|drowsy|disorient\w*|acting (?:weird|"
-    r"strange|odd|funny)|irritable|aggressive|glazed"
+    r"strange|odd|funny)|irritable|aggressive|glazed|wobbly|weak|cranky|stumbl\w*|barely awake|"
+    r"won'?t answer|(?:feels?|feeling|going|gone|running) ['\"\u2018]?low\b|alarm\w*"
 )
 #: Signs of heat illness.
 _HEAT_SIGNS = (
     r"confus\w*|dizzy|faint\w*|collaps\w*|vomit\w*|throwing up|sick|headache|cramps?|"
     r"not sweating|stopped sweating|red (?:face|skin)|hot skin|exhausted|out of it|woozy|"
-    r"disorient\w*"
+    r"disorient\w*|not making (?:any )?sense|talking (?:weird|nonsense|funny|strange)|"
+    r"stumbl\w*|muddled|floppy|weak|red and"
 )
 #: Signs of hypothermia.
 _COLD_SIGNS = (
     r"shiver\w*|drowsy|sleepy|confus\w*|slurr\w*|blue|pale|clumsy|stumbl\w*|won'?t warm|"
-    r"can'?t (?:get )?warm|numb|out of it|stiff"
+    r"can'?t (?:get )?warm|numb|out of it|stiff|mumbl\w*|slow|barely respond\w*|not responding|"
+    r"unresponsive|can'?t stop shaking|lips (?:are |went |turning )?(?:purple|blue)|passed out|"
+    r"collapsed|unconscious"
 )
 
-#: In order: the first topic a question names is its topic. CPR comes before the recovery
-#: position, because someone unconscious and not breathing normally needs CPR, not the side.
+#: In order: the first topic a question names is its topic. An opioid overdose comes first: its
+#: card has the step no other card has (naloxone) and sends on to CPR or the side. CPR comes
+#: before the recovery position, because someone unconscious and not breathing normally needs
+#: CPR, not the side. Heat, cold and low blood sugar come before fainting: someone who faints in
+#: the heat, passes out in the snow or collapses with diabetes needs cooling, warming or sugar
+#: as well as lying down.
 TOPICS: tuple[FirstAidTopic, ...] = (
+    FirstAidTopic(
+        "opioid_overdose",
+        _words(
+            rf"\bnaloxone\b|\bnarcan\b|\bnyxoid\b|\bprenoxad\b|"
+            rf"\b(?:tiny|pinpoint|pin-point|pinned) pupils?\b|\bpupils (?:are |were )?(?:tiny|"
+            rf"pinpoint|pinned)\b|"
+            rf"\b(?:{_OPIOIDS})\b[^.?!]{{0,80}}\b(?:{_OPIOID_TROUBLE})|"
+            rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b"
+        ),
+        "An opioid overdose (heroin, fentanyl, morphine, oxycodone, methadone, codeine or other "
+        "strong painkillers) can stop someone breathing. Signs are being very sleepy or "
+        "impossible to wake, slow, shallow or stopped breathing, snoring or gurgling sounds, "
+        "tiny pupils, and blue or grey lips or fingertips. Call your emergency number at once "
+        "and say you think it is an overdose. If you have naloxone (such as a Narcan or Nyxoid "
+        "nasal spray, or an injection kit), give it straight away as its pack says; it does no "
+        "harm if opioids were not the cause. If they are not breathing normally, start CPR. If "
+        "they are breathing, put them on their side in the recovery position. Stay with them: "
+        "naloxone can wear off before the opioid does, so breathing can slow again, and a "
+        "second dose can be given after 2 to 3 minutes if there is no response and you have "
+        "one. Do not let them sleep it off, put them in a cold bath, or give them other drugs "
+        "or drink. If they are awake and breathing normally but may have taken too much, call "
+        "your emergency number or poison centre for advice and do not leave them alone.",
+        recognised=True,
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcrisis\b|\bepidemic\b|\bhow (?:does|do) \w+ work"),
+    ),
     FirstAidTopic(
         "cpr",
         _words(
@@ -106,8 +144,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "recovery_position",
         _words(
-            r"\brecov\w* position\b|\b(?:unconscious|unresponsive|passed out|knocked out|out cold)"
-            r"\b[^.?!]{0,60}\bbreathing\b|\bbreathing\b[^.?!]{0,40}\b(?:unconscious|"
+            r"\brecov\w* position\b|\b(?:uncon\w*ious|unresponsive|passed out|knocked out|out cold)"
+            r"\b[^.?!]{0,60}\bbreathing\b|\bbreathing\b[^.?!]{0,40}\b(?:uncon\w*ious|"
             r"unresponsive|passed out|out cold)\b"
         ),
         "The recovery position is for someone who is unresponsive but breathing normally: "
@@ -127,7 +165,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "choking",
         _words(
             r"\bchok(?:e|es|ed|ing)\b|\babdominal thrusts?\b|\bheimlich\b|\bback blows?\b|"
-            r"\bchest thrusts?\b"
+            r"\bchest thrusts?\b|\bgagging on\b|\bstuck in (?:his|her|their|my|your|there|the) "
+            r"(?:throat|windpipe|airway)\b|\bgrabb\w* (?:at )?(?:his|her|their|my) throat\b|"
+            r"\b(?:can'?t|cannot|unable to) (?:talk|speak|breathe) or cough\b"
         ),
         "If someone who is choking can still cough, cry or speak, encourage them to keep "
         "coughing and do not hit their back. If an adult or a child over 1 year cannot cough, "
@@ -150,7 +190,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "nosebleed",
         _words(
-            r"\bnose ?bleeds?\b|\bnose (?:is |keeps |has been |'s been |won'?t stop )?bleeding\b|"
+            r"\bnose ?bleeds?\b|\bnose (?:is |keeps |has been |'s been |won'?t stop |"
+            r"started )?bleeding\b|"
             r"\bbleeding (?:from )?(?:the |my |his |her |their |your )?nose\b"
         ),
         "Sit down, lean forward (not back, so that blood does not run down the throat) and "
@@ -169,10 +210,13 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"(?:bleeding|bleeds|blood loss)\b|\bbleed(?:s|ing)? (?:heavily|badly|a lot)\b|"
             r"\b(?:cut|cuts|wound|wounds|gash|laceration)\b.*\bbleed|\bbleed\w*.*\b(?:cut|wound|"
             r"gash)\b|\bstop (?:the |someone'?s |a |my |his |her )?bleeding\b|\btourniquet|"
-            r"\bblood (?:soaks|soaking|soaked|pours|pouring|spurts|spurting|gushes|gushing)\b|"
+            r"\bblood (?:is )?(?:soaks|soaking|soaked|pours|pouring|spurts|spurting|gushes|"
+            r"gushing)\b|"
+            r"\b(?:spurting|gushing|pouring|pumping) (?:\w+ ){0,2}blood\b|"
             r"\bgauze\b|\bpressure on (?:the |a )?wound\b|\b(?:glass|knife|metal|nail|splinter|"
             r"object|something)\b[^.?!]{0,20}\bstuck in\b|\bblood keeps\b|\bcut\b[^.?!]{0,40}"
-            r"\bblood\b"
+            r"\bblood\b|\bskin tears?\b|\bcut (?:my|his|her|their|your) \w+ (?:really )?(?:badly|"
+            r"deep(?:ly)?)\b"
         ),
         "For heavy bleeding from a wound, call your emergency number. Press firmly on the wound "
         "with a clean pad or cloth, or your hand if there is nothing else, and keep pressing "
@@ -192,7 +236,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "burn",
         _words(
-            r"\bscald(?:s|ed)?\b|\b(?:a|the|my|your|his|her|their|this|minor|small|bad|"
+            r"\b(?:touched|grabbed|leaned on|brushed)\b[^.?!]{0,30}\b(?:oven|stove|hob|iron|"
+            r"kettle|pan|grill|exhaust)\b|\bscald(?:s|ed)?\b|\b(?:a|the|my|your|his|her|their|this|"
+            r"minor|small|bad|"
             r"serious|severe|chemical|kitchen) burns?\b|\bburns? (?:on|to) (?:the |my |your |"
             r"his |her |their |a )|\bon (?:a|the) burn\b|\bburn(?:ed|t) (?:my|your|his|her|"
             r"their|him|them|myself|yourself|himself|herself)\b|\b(?:grabbed|touched|spilt|"
@@ -214,7 +260,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "seizure",
         _words(
-            r"\bseizures?\b|\bconvuls\w*|\b(?:having|during|in|had) a fit\b(?! of)|"
+            r"\bseizures?\b|\bepilep\w*\b[^.?!]{0,60}\b(?:shaking|jerking|twitching|fit)\b|"
+            r"\bconvuls\w*|\b(?:having|during|in|had) a fit\b(?! of)|"
             r"\bepileptic (?:fit|attack)s?\b|\bjerking\b|\bshaking uncontrollably\b|"
             r"\bshaking on the (?:floor|ground)\b|\beyes (?:have )?rolled back\b|\bfitting\b|"
             # Its signs as a bystander tells them, which also name a fall ("dropped to the
@@ -237,144 +284,18 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         ),
     ),
     FirstAidTopic(
-        "fainting",
-        _words(
-            r"\bfaint(?:s|ed|ing)?\b|\bpass(?:es|ed)? out\b|\bpassing out\b|"
-            r"\b(?:dropped|fell|slumped) to the (?:floor|ground)\b|\bkeel(?:s|ed)? over\b"
-        ),
-        "If someone feels faint, help them lie down, or sit with their head between their "
-        "knees. If they faint, lay them on their back and raise their legs, for example on a "
-        "chair or cushions, to help blood flow back to the brain; loosen tight clothing and "
-        "let in fresh air. Most people come round within a minute. If they have not woken "
-        "within a minute or two, put them in the recovery position, check that they are "
-        "breathing and call your emergency number; start CPR if they stop breathing normally. "
-        "Let them rest before they get up slowly. A faint with chest pain, a pounding or "
-        "irregular heartbeat, breathlessness, a fit or an injury, a faint during exercise, or "
-        "a first faint should be checked by a doctor.",
-        excluded=_words(r"\bcaus\w*|\bwhy\b|\bfaint (?:line|smell|taste|sound|light)\b"),
-    ),
-    FirstAidTopic(
-        "anaphylaxis",
-        _words(
-            r"\banaphyla\w*|\badrenaline (?:auto-?)?(?:injector|pen)s?\b|\bepi-?pens?\b|"
-            r"\bsevere allergic reactions?\b|\b(?:lips?|tongue|throat|face)\b[^.?!]{0,20}"
-            r"\b(?:swelling|swollen|swell(?:s|ed)? up)\b"
-        ),
-        "Anaphylaxis is a severe allergic reaction that can come on within minutes: swelling "
-        "of the throat or tongue, trouble breathing or swallowing, wheezing, a hoarse voice, "
-        "feeling faint or collapsing, often with a rash. Call your emergency number at once and "
-        "say it is anaphylaxis. If the person has an adrenaline auto-injector, use it straight "
-        "away, as the instructions printed on it say: for most devices, take off the safety "
-        "cap and press the tip firmly against the outer thigh, through clothing if need be, "
-        "until it clicks, and hold it there for as long as the label says. Have them lie down "
-        "with their legs raised, or sit up if they are struggling to breathe; do not let them "
-        "stand or walk. If they are no better after 5 minutes and there is a second "
-        "auto-injector, use it. Stay with them until help comes, even if they feel better.",
-        recognised=True,
-        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcommon\b"),
-    ),
-    FirstAidTopic(
-        "heart_attack",
-        _words(
-            r"\bheart attacks?\b|\bcrushing (?:chest )?pain\b|\bchest pain\b[^.?!]{0,60}"
-            r"\b(?:arm|jaw|sweat\w*|grey|gray|clammy)\b"
-        ),
-        "Warning signs of a heart attack include chest pain or pressure (tight, heavy or "
-        "squeezing) that may spread to the arms, neck, jaw, back or stomach, with shortness of "
-        "breath, sweating, feeling sick, light-headedness or a feeling of dread; in women, "
-        "older people and people with diabetes the pain can be mild or missing. Call your "
-        "emergency number at once, and do not drive the person to hospital yourself. Help them "
-        "sit down and rest in the position they find most comfortable, and stay with them. The "
-        "call handler may tell them to chew an aspirin if they are not allergic to it: do what "
-        "the handler says. If the person becomes unresponsive and stops breathing normally, "
-        "start CPR and send for a defibrillator.",
-        recognised=True,
-        excluded=_words(r"\bhappens? in the heart\b|\bcaus\w*|\bwhy\b|\brecover"),
-    ),
-    FirstAidTopic(
-        "stroke",
-        _words(
-            r"\bstrokes?\b|\bface (?:is |has )?(?:droop\w*|gone lopsided)|\bslurred\b|"
-            r"\bFAST test\b"
-        ),
-        "Use FAST to spot a stroke: Face (has one side drooped, or can they not smile "
-        "evenly?), Arms (can they not lift both arms and keep them up?), Speech (is it "
-        "slurred or muddled, or can they not speak?), Time to call your emergency number at "
-        "once if you see any of these. Other sudden signs are loss of sight, weakness or "
-        "numbness down one side, confusion, dizziness or loss of balance, and a sudden, severe "
-        "headache. Note the time the symptoms began, because it guides treatment. Give them "
-        "nothing to eat or drink, and do not wait to see whether the signs pass: signs that go "
-        "away within minutes still need urgent assessment.",
-        recognised=True,
-        excluded=_words(
-            r"\bheat ?stroke\b|\bsun ?stroke\b|\bcaus\w*|\bwhy\b|\bcommon\b|\brecover\w*|"
-            r"\bswim|\bpaint|\bstroke (?:the|a|my|your|his|her) "
-        ),
-    ),
-    # The four below come after the eleven above, so a question naming one of those as well
-    # (a diabetic with slurred speech, a faint in the heat) keeps that card: each of those
-    # says when to call the emergency number, which is the step that must not be missed.
-    FirstAidTopic(
-        "opioid_overdose",
-        _words(
-            rf"\bnaloxone\b|\bnarcan\b|\bnyxoid\b|\bprenoxad\b|\bpinpoint pupils?\b|"
-            rf"\b(?:{_OPIOIDS})\b[^.?!]{{0,80}}\b(?:{_OPIOID_TROUBLE})|"
-            rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b"
-        ),
-        "An opioid overdose (heroin, fentanyl, morphine, oxycodone, methadone, codeine or other "
-        "strong painkillers) can stop someone breathing. Signs are being very sleepy or "
-        "impossible to wake, slow, shallow or stopped breathing, snoring or gurgling sounds, "
-        "tiny pupils, and blue or grey lips or fingertips. Call your emergency number at once "
-        "and say you think it is an overdose. If you have naloxone (such as a Narcan or Nyxoid "
-        "nasal spray, or an injection kit), give it straight away as its pack says; it does no "
-        "harm if opioids were not the cause. If they are not breathing normally, start CPR. If "
-        "they are breathing, put them on their side in the recovery position. Stay with them: "
-        "naloxone can wear off before the opioid does, so breathing can slow again, and a "
-        "second dose can be given after 2 to 3 minutes if there is no response and you have "
-        "one. Do not let them sleep it off, put them in a cold bath, or give them other drugs "
-        "or drink. If they are awake and breathing normally but may have taken too much, call "
-        "your emergency number or poison centre for advice and do not leave them alone.",
-        recognised=True,
-        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcrisis\b|\bepidemic\b|\bhow (?:does|do) \w+ work"),
-    ),
-    FirstAidTopic(
-        "low_blood_sugar",
-        _words(
-            r"\bhypos?\b|\bhypoglyc\w*|\blow (?:blood )?(?:sugar|glucose)\b|"
-            r"\b(?:blood )?(?:sugar|glucose|bg|bs)(?: levels?)? (?:is |are |has |was |went |'s )?"
-            r"(?:really |very |too |dangerously )?(?:low|dropp\w*|crash\w*|falling|fell|tank\w*)"
-            r"\b|\bglucagon\b|\bglucose (?:tablets?|tabs|gel)\b|"
-            rf"\bdiabet\w*\b[^.?!]{{0,100}}\b(?:{_HYPO_SIGNS})|"
-            rf"\b(?:{_HYPO_SIGNS})[^.?!]{{0,100}}\bdiabet\w*"
-        ),
-        "Low blood sugar (a hypo) is most common in people who take insulin or some diabetes "
-        "tablets. Signs come on quickly: shaking, sweating, hunger, a pale face, a fast "
-        "heartbeat, irritability, confusion or behaving as if drunk. If the person is awake and "
-        "can swallow safely, give them a fast-acting sugar straight away, about 15 to 20 g: "
-        "glucose tablets or gel as the pack says, a small glass (150 to 200 ml) of fruit juice "
-        "or of a non-diet fizzy drink, or a few sweets such as jelly babies (chocolate works "
-        "too slowly). If they have a meter, check again after 10 to 15 minutes and give more "
-        "sugar if it is still low or they are no better. Once they feel better, they should "
-        "eat a snack or meal with slower carbohydrate, such as a sandwich or biscuits. If they "
-        "are too drowsy or confused to swallow safely, are unconscious or having a fit, do not "
-        "put food or drink in their mouth: put them in the recovery position and call your "
-        "emergency number; use a glucagon kit only if you have been shown how. Call your "
-        "emergency number too if they do not improve after sugar has been given twice or three "
-        "times. Never give insulin to someone with low blood sugar.",
-        recognised=True,
-        excluded=_words(
-            r"\bcaus\w*|\bwhy\b|\bhypo(?:thyroid|allergenic|tension|chondria)|\bdiet\b|"
-            r"\bhba1c\b|\bhow (?:does|do) \w+ work|\bnormal (?:range|level)"
-        ),
-    ),
-    FirstAidTopic(
         "heatstroke",
         _words(
             r"\bheat ?stroke\b|\bsun ?stroke\b|\bheat (?:exhaustion|illness|collapse|cramps)\b|"
-            r"\boverheat\w*|\bhot car\b|\bhyperthermi\w*|"
-            rf"\b(?:too|really|very|so|extremely) hot\b[^.?!]{{0,80}}\b(?:{_HEAT_SIGNS})|"
-            rf"\b(?:{_HEAT_SIGNS})[^.?!]{{0,80}}\b(?:(?:in|from|by) the (?:heat|sun)|heat ?wave|too hot)\b|"
-            rf"\b(?:heat ?wave|(?:in|from|by) the (?:heat|sun))\b[^.?!]{{0,80}}\b(?:{_HEAT_SIGNS})"
+            r"\boverheat\w*|\b(?:hot|locked|parked) car\b|\bhyperthermi\w*|"
+            r"\b(?:stopped|not|isn'?t|is not|no longer) sweating\b|"
+            rf"\b(?:too|really|very|so|extremely|super|"
+            rf"burning) hot\b[^.?!]{{0,80}}\b(?:{_HEAT_SIGNS})|"
+            rf"\b(?:{_HEAT_SIGNS})[^.?!]{{0,80}}\b(?:(?:in|from|by) the (?:heat|sun)|heat ?wave|"
+            rf"too hot)\b|"
+            rf"\b(?:heat ?wave|(?:in|from|by) the (?:heat|sun)|no (?:ac|a/c|"
+            rf"air ?con\w*))\b[^?!]{{0,120}}"
+            rf"\b(?:{_HEAT_SIGNS})"
         ),
         "Heat exhaustion shows as a headache, dizziness, heavy sweating, cramps, feeling sick, "
         "a fast pulse and intense thirst. Move the person somewhere cool, have them lie down "
@@ -393,7 +314,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         recognised=True,
         excluded=_words(
             r"\bcaus\w*|\bwhy\b|\bforecast|\blaptop|\bcomputer|\bphone\b|\bengine|\bcpu\b|"
-            r"\bgpu\b|\bconsole|\bbattery|\bcharger|\bradiator|\bhow (?:does|do) \w+ work"
+            r"\bgpu\b|\bconsole|\bbattery|\bcharger|\bradiator|\bhow (?:does|do) \w+ work|"
+            r"\bexpir\w*|"
+            r"\bstor(?:e|ed|ing|age)\b"
         ),
     ),
     FirstAidTopic(
@@ -406,10 +329,16 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\b(?:icy|ice|freezing|frozen|cold)\b|\b(?:icy|freezing|frozen|cold) (?:water|"
             r"river|lake|sea|pond|canal)\b[^.?!]{0,60}\b(?:pulled|dragged|got|fished) "
             r"(?:him|her|them|out)\b|"
-            rf"\b(?:freezing|frozen|so cold|very cold|really cold|ice[- ]cold|cold all over|"
-            rf"out in the (?:cold|snow))\b[^.?!]{{0,80}}\b(?:{_COLD_SIGNS})|"
-            rf"\b(?:{_COLD_SIGNS})[^.?!]{{0,80}}\b(?:freezing|the cold|in the snow|so cold|very "
-            rf"cold|ice[- ]cold)\b"
+            rf"\b(?:freezing|frozen|(?:so|very|really|super) cold|ic[ey][- ]cold|cold all over|"
+            rf"out in the (?:cold|snow)|in the (?:sea|snow|lake|river)|cold water|-\d+ out)\b"
+            rf"[^?!]{{0,100}}\b(?:{_COLD_SIGNS})|"
+            rf"\b(?:{_COLD_SIGNS})[^.?!]{{0,80}}\b(?:freezing|the cold|in the snow|(?:so|very|"
+            rf"really|super) cold|ic[ey][- ]cold)\b|"
+            # Warming someone cold up, the practice asked about ("rub their hands").
+            r"\b(?:rub\w*|massag\w*|warm (?:him|her|them|someone) up|get the blood going)\b"
+            r"[^.?!]{0,60}\b(?:freezing|(?:so|very|really|super|too) cold)\b|"
+            r"\b(?:freezing|(?:so|very|really|super|too) cold)\b[^.?!]{0,60}\b(?:rub\w*|"
+            r"massag\w*|warm (?:him|her|them|someone) up)\b"
         ),
         "Someone very cold may shiver hard, have pale, cold skin and blue lips, and become "
         "slow, clumsy, confused or drowsy; when the shivering stops in someone who is still "
@@ -423,9 +352,123 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "and can swallow, give a warm (not hot) sweet drink or food. Do not put them in a hot "
         "bath or shower, rub or massage their arms and legs, put hot-water bottles or heaters "
         "straight on the skin, give alcohol or make them walk about: these can be dangerous. "
-        "If they become unresponsive and are not breathing normally, start CPR.",
+        "If they become unresponsive, put them in the recovery position if they are breathing "
+        "normally, or start CPR if they are not.",
         recognised=True,
-        excluded=_words(r"\bcaus\w*|\bwhy\b|\bhow common\b|\bclimate\b"),
+        excluded=_words(
+            r"\bcaus\w*|\bwhy\b|\bhow common\b|\bclimate\b|\bfever|\bflu\b|\bchills\b|"
+            r"\binfection|\bcovid"
+        ),
+    ),
+    FirstAidTopic(
+        "low_blood_sugar",
+        _words(
+            r"\bhypos?\b|\bhypoglyc\w*|\blow (?:blood )?(?:sugar|glucose)\b|"
+            r"\b(?:blood )?(?:sugar|glucose|bg|bs)(?: levels?)? (?:is |are |has |was |went |'s )?"
+            r"(?:really |very |too |dangerously )?(?:low|dropp\w*|crash\w*|falling|fell|tank\w*)"
+            r"\b|\bglucagon\b|\bglucose (?:tablets?|tabs|gel)\b|"
+            rf"\b(?:{_DIABETES})[^.?!]{{0,100}}\b(?:{_HYPO_SIGNS})|"
+            rf"\b(?:{_HYPO_SIGNS})[^.?!]{{0,100}}\b(?:{_DIABETES})"
+        ),
+        "Low blood sugar (a hypo) is most common in people who take insulin or some diabetes "
+        "tablets. Signs come on quickly: shaking, sweating, hunger, a pale face, a fast "
+        "heartbeat, irritability, confusion or behaving as if drunk. If the person is awake and "
+        "can swallow safely, give them a fast-acting sugar straight away, about 15 to 20 g: "
+        "glucose tablets or gel as the pack says, a small glass (150 to 200 ml) of fruit juice "
+        "or of a non-diet fizzy drink, or a few sweets such as jelly babies (chocolate works "
+        "too slowly). If they have a meter, check again after 10 to 15 minutes and give more "
+        "sugar if it is still low or they are no better. Once they feel better, they should "
+        "eat a snack or meal with slower carbohydrate, such as a sandwich or biscuits. If they "
+        "are too drowsy or confused to swallow safely, are unconscious or having a fit, do not "
+        "put food or drink in their mouth: put them in the recovery position and call your "
+        "emergency number; use a glucagon kit only if you have been shown how. Call your "
+        "emergency number too if they do not improve after sugar has been given twice or three "
+        "times. Never give insulin to someone with low blood sugar.",
+        recognised=True,
+        excluded=_words(
+            r"\bcaus\w*|\bwhy\b|\bhypo(?:thyroid|allergenic|tension|chondria)|"
+            r"\bhba1c\b|\bhow (?:does|do) \w+ work|\bnormal (?:range|level)"
+        ),
+    ),
+    FirstAidTopic(
+        "fainting",
+        _words(
+            r"\bfaint(?:s|ed|ing)?\b|\bpass(?:es|ed)? out\b|\bpassing out\b|"
+            r"\b(?:dropped|fell|slumped) to (?:the )?(?:floor|ground)\b|\bkeel(?:s|ed)? over\b|"
+            r"\bvision (?:is )?(?:going|went|goes|gone) (?:dark|black|grey|gray)\b|"
+            r"\b(?:about to|going to|gonna) (?:faint|pass out|black out)\b"
+        ),
+        "If someone feels faint, help them lie down, or sit with their head between their "
+        "knees. If they faint, lay them on their back and raise their legs, for example on a "
+        "chair or cushions, to help blood flow back to the brain; loosen tight clothing and "
+        "let in fresh air. Most people come round within a minute. If they have not woken "
+        "within a minute or two, put them in the recovery position, check that they are "
+        "breathing and call your emergency number; start CPR if they stop breathing normally. "
+        "Let them rest before they get up slowly. A faint with chest pain, a pounding or "
+        "irregular heartbeat, breathlessness, a fit or an injury, a faint during exercise, or "
+        "a first faint should be checked by a doctor.",
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bfaint (?:line|smell|taste|sound|light)\b"),
+    ),
+    FirstAidTopic(
+        "anaphylaxis",
+        _words(
+            r"\banaphyla\w*|\badrenaline (?:auto-?)?(?:injector|pen)s?\b|\bepi[- ]?pens?\b|"
+            r"\bsevere allergic reactions?\b|\b(?:lips?|tongue|throat|face)\b[^.?!]{0,20}"
+            r"\b(?:swelling|swollen|swell(?:s|ed)? up)\b"
+        ),
+        "Anaphylaxis is a severe allergic reaction that can come on within minutes: swelling "
+        "of the throat or tongue, trouble breathing or swallowing, wheezing, a hoarse voice, "
+        "feeling faint or collapsing, often with a rash. Call your emergency number at once and "
+        "say it is anaphylaxis. If the person has an adrenaline auto-injector, use it straight "
+        "away, as the instructions printed on it say: for most devices, take off the safety "
+        "cap and press the tip firmly against the outer thigh, through clothing if need be, "
+        "until it clicks, and hold it there for as long as the label says. Have them lie down "
+        "with their legs raised, or sit up if they are struggling to breathe; do not let them "
+        "stand or walk. If they are no better after 5 minutes and there is a second "
+        "auto-injector, use it. Stay with them until help comes, even if they feel better.",
+        recognised=True,
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcommon\b|\bexpir\w*|\bstor(?:e|ed|ing|age)\b"),
+    ),
+    FirstAidTopic(
+        "heart_attack",
+        _words(
+            r"\bheart attacks?\b|\bcrushing (?:chest )?pain\b|\bchest pain\b[^.?!]{0,60}"
+            r"\b(?:arm|jaw|sweat\w*|grey|gray|clammy)\b|\bchest\b[^.?!]{0,30}\b(?:tight|heavy|"
+            r"pressure|squeez\w*)\b[^.?!]{0,60}\b(?:arm|jaw|sweat\w*|grey|gray|clammy|nause\w*)\b"
+        ),
+        "Warning signs of a heart attack include chest pain or pressure (tight, heavy or "
+        "squeezing) that may spread to the arms, neck, jaw, back or stomach, with shortness of "
+        "breath, sweating, feeling sick, light-headedness or a feeling of dread; in women, "
+        "older people and people with diabetes the pain can be mild or missing. Call your "
+        "emergency number at once, and do not drive the person to hospital yourself. Help them "
+        "sit down and rest in the position they find most comfortable, and stay with them. The "
+        "call handler may tell them to chew an aspirin if they are not allergic to it: do what "
+        "the handler says. If the person becomes unresponsive and stops breathing normally, "
+        "start CPR and send for a defibrillator.",
+        recognised=True,
+        excluded=_words(r"\bhappens? in the heart\b|\bcaus\w*|\bwhy\b|\brecover"),
+    ),
+    FirstAidTopic(
+        "stroke",
+        _words(
+            r"\bstrokes?\b|\bface (?:is |has )?(?:gone |been )?(?:droop\w*|lopsided)|\bslurred\b|"
+            r"\bsuddenly\b[^.?!]{0,20}(?:can'?t|cannot|unable to) (?:lift|raise|move) (?:his|her|"
+            r"my|their|one|an?) (?:right |left )?(?:arm|leg)\b|"
+            r"\bFAST test\b"
+        ),
+        "Use FAST to spot a stroke: Face (has one side drooped, or can they not smile "
+        "evenly?), Arms (can they not lift both arms and keep them up?), Speech (is it "
+        "slurred or muddled, or can they not speak?), Time to call your emergency number at "
+        "once if you see any of these. Other sudden signs are loss of sight, weakness or "
+        "numbness down one side, confusion, dizziness or loss of balance, and a sudden, severe "
+        "headache. Note the time the symptoms began, because it guides treatment. Give them "
+        "nothing to eat or drink, and do not wait to see whether the signs pass: signs that go "
+        "away within minutes still need urgent assessment.",
+        recognised=True,
+        excluded=_words(
+            r"\bheat ?stroke\b|\bsun ?stroke\b|\bcaus\w*|\bwhy\b|\bcommon\b|\brecover\w*|"
+            r"\bswim|\bpaint|\bstroke (?:the|a|my|your|his|her) "
+        ),
     ),
 )
 
@@ -440,20 +483,24 @@ _ASKS_FOR_ACTION = _words(
     r"\bhow to (?:help|treat|stop|do|give|perform|put|place|use|cool|warm|deal|handle|manage|"
     r"respond|care|look after|tell|recogni[sz]e|spot)\b|"
     r"\b(?:should|can|must) (?:i|you|we|one|they) (?:\w+ )?(?:put|tilt|use|give|apply|pop|"
-    r"burst|move|lie|lay|call|hold|press|raise|cool|warm|remove|rub|ice|restrain|wait)\b|"
+    r"burst|move|lie|lay|call|hold|press|raise|cool|warm|remove|rub|ice|restrain|wait|tie)\b|"
     r"\bwhen should (?:i|you|we|someone|a person|they|people)\b|"
     r"\bhow (?:fast|deep|hard|often|long) should\b|\bis it (?:ok|okay|safe|right) to\b|"
     # ... and the wordings of someone in the middle of it: "what now", "which way do I roll
     # him", "do I pop the blisters", "before I call an ambulance", "tell me what to do".
     r"\bwhat now\b|\bwhat(?:'s| are| is) the (?:steps|first steps|right way)\b|\bwhich way\b|"
     r"\bwhere (?:exactly )?(?:do|should) (?:i|you|we)\b|"
-    r"\b(?:do|should|can|must) (?:i|you|we|one) (?:\w+ )?(?:pop|burst|tip|tilt|put|take|pile|"
+    r"\b(?:do|should|can|must) (?:i|you|u|we|one) (?:\w+ )?(?:pop|burst|tip|tilt|put|take|pile|"
     r"use|give|cover|hold|roll|turn|move|lay|lie|sit|press|pinch|stick|hook|sweep|slap|hit|"
     r"pat|leave|keep|wrap|wash|rinse|run|cool|call|ring|jab|inject|try)\b|"
     r"\b(?:call|ring|phone) (?:an? |the )?(?:ambulance|999|911|112|emergency|paramedics)\b|"
     r"\bhow many (?:minutes|seconds|times)\b|\b(?:sit|lie) (?:down )?or (?:sit|lie|stand)\b|"
     r"\b(?:help|helping) (?:him|her|them|me|someone)\b|\bhelp\s*[!.]*\s*$|"
     r"\bwhat (?:should|do|can) (?:i|we) (?:be )?doing\b|\btell me what\b|"
+    r"\bshould (?:i|we|you) be doing\b|\bwhat else\b(?! (?:causes|can cause))|\bdoes (?:that|this|"
+    r"it) (?:actually |really )?work\b|"
+    r"\bwhat (?:should|can|must) (?:staff|bystanders|teachers|parents|carers|coworkers|"
+    r"lifeguards|the others) do\b|"
     r"\blook after (?:him|her|them|someone)\b|\buntil (?:the )?(?:ambulance|paramedics|help)\b|"
     # A technique asked about in any verb: "am I supposed to push", "do I pull it out",
     # "can I really do the Heimlich on myself", "what am I doing wrong".
@@ -468,7 +515,8 @@ _ASKS_FOR_ACTION = _words(
     # A common practice checked: "is it true you must ...", "is that actually helpful".
     r"\bis (?:it|that|this) (?:really |actually )?(?:the )?(?:true|correct|right|a good idea|"
     r"helpful|wise|better|bad)\b|\b(?:is|it'?s) (?:it )?better to\b|"
-    r"\bhave (?:him|her|them) (?:lean|sit|lie)\b|\b(?:lean|tilt) (?:forward|forwards) or back\b"
+    r"\bthe (?:correct|right) thing to do\b|\bhave (?:him|her|them) (?:lean|sit|lie)\b|\b(?:lean|"
+    r"tilt) (?:forward|forwards) or back\b"
 )
 #: Someone in it now ("my toddler is choking on a grape", "he has just collapsed"): the question
 #: needs no question word to ask for the steps.
@@ -493,7 +541,8 @@ _ASKS_ABOUT_IT = _words(
 _ASKS_FOR_SIGNS = _words(
     r"\b(?:warning )?signs? (?:of|that)\b|\bsymptoms? of\b|\bhow (?:can|do|would) (?:i|you|we|"
     r"one) (?:tell|know|recogni[sz]e|spot)\b|\bhow to (?:tell|recogni[sz]e|spot)\b|"
-    r"\bwhat does .* look like\b|\bsymptoms\b|\bto (?:spot|recogni[sz]e)\b"
+    r"\bwhat does .* look like\b|\bsymptoms\b|\bto (?:spot|recogni[sz]e)\b|"
+    r"\bcheck(?:ing)? (?:someone|somebody|a person|them|him|her) for\b"
 )
 #: A first-aid procedure named as such: any question about it ("What is the recovery
 #: position?", "is the recovery position for a baby the same?") asks for the procedure, unless
@@ -506,8 +555,17 @@ _NAMES_A_PROCEDURE = _words(
 )
 
 
+#: The cards are for people; a question about an animal goes on to the model.
+_AN_ANIMAL = _words(
+    r"\b(?:dogs?|puppy|puppies|cats?|kittens?|pets?|horses?|pony|rabbits?|hamsters?|guinea pigs?|"
+    r"parrots?|budgies?|birds?|ferrets?|cows?|sheep|goats?)\b"
+)
+
+
 def topic_of(question: str) -> FirstAidTopic | None:
     """The first topic ``question`` names that no look-alike wording rules out."""
+    if _AN_ANIMAL.search(question):
+        return None
     for topic in TOPICS:
         if topic.names.search(question) and not (
             topic.excluded is not None and topic.excluded.search(question)

@@ -203,7 +203,16 @@ class CareGuardGate:
                     f"the request-safety classifier scored the request {safety.score:.3f} "
                     f"(threshold {safety.threshold:.3f}): refused before any answer was drafted",
                 )
-        triage = self.controller.triage(case) if self.controller is not None else no_triage()
+        # A question the first-aid route answers gets its fixed card whatever the controller
+        # model says, unless it finds self-harm, an emergency or a harmful request, and on the
+        # questions routed to a card it found none of those (docs/careguard.md, "First aid"):
+        # so the person is not kept waiting for it. The rules and the request screen still run.
+        early_aid = None if urgent_by_rules else first_aid_topic(case.question)
+        triage = (
+            self.controller.triage(case, ask_model=early_aid is None)
+            if self.controller is not None
+            else no_triage()
+        )
         if safety is not None:
             triage = triage.model_copy(update={"request_safety": safety})
         report.triage = triage if self.controller is not None else None
@@ -248,14 +257,14 @@ class CareGuardGate:
         )
         # A wrong first-aid step can hurt within minutes, and the steps are settled: a
         # first-aid question gets the fixed card, not a draft no judge can check.
-        aid = None if harmful else first_aid_topic(case.question)
+        aid = None if harmful else early_aid
         if aid is not None:
             report.outcome = Outcome.FIRST_AID
             return (
                 Status.REFINED,
                 apply_disclaimer(first_aid_answer(aid)),
                 f"a first-aid question ({aid.name}): CareGuard's fixed first-aid steps, no "
-                "model text",
+                "model text (the controller model was not asked)",
             )
         permission = asks_permission(case.question)
         stance = None

@@ -174,7 +174,8 @@ class Controller:
             Evidence(category=category, rule=rule, matched=reply.evidence, source="model")
         )
 
-    def triage(self, case: Case) -> Triage:
+    def triage(self, case: Case, *, ask_model: bool = True) -> Triage:
+        """The rules' findings and, unless they decide or ``ask_model`` is False, the model's."""
         t0 = time.perf_counter()
         evidence = match_rules(case.question)
         found = {e.category for e in evidence}
@@ -182,7 +183,7 @@ class Controller:
         model_error: str | None = None
         usage = None
         decided = any(c.short_circuits for c in found)  # the model could not change the outcome
-        if self.model is not None and not decided:
+        if self.model is not None and ask_model and not decided:
             try:
                 parsed, usage = self._ask(self.model, case.question)
                 model_categories = [parsed.category]
