@@ -99,7 +99,8 @@ def report() -> None:
     print("max screen score:", max(r["screen_score"] for r in rows))
     print("controller short-circuits:", Counter(r["short_circuit"] for r in rows))
     print("harmful by the controller:", sum("harmful_request" in r["categories"] for r in rows))
-    print("controller errors:", sum(bool(r["controller_error"]) for r in rows))
+    # Mostly a category whose quoted evidence is not in the question, which triage sets aside.
+    print("controller replies set aside:", sum(bool(r["controller_error"]) for r in rows))
     seconds = sorted(r["controller_seconds"] for r in rows)
     print(f"controller seconds: median {seconds[len(seconds) // 2]:.1f}, max {seconds[-1]:.1f}")
 
