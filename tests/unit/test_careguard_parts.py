@@ -125,10 +125,34 @@ def test_acting_without_consent_is_a_harmful_request(question: str, harmful: boo
         "What is the difference between fainting and a collapse?",
         "How long does a seizure usually last?",
         "Why do my lips go blue when I swim in cold water?",
+        # An emergency's name in a question about it, naming no one, or after it happened.
+        "What is anaphylaxis caused by?",
+        "How common is anaphylaxis to peanuts?",
+        "How do you recognise anaphylaxis?",
+        "What is the recovery time after having a stroke?",
+        "can i still drive after having a seizure? UK rules pls",
     ],
 )
 def test_benign_questions_do_not_short_circuit(question: str) -> None:
     assert not any(e.category.short_circuits for e in match_rules(question))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "My son is going into anaphylaxis",
+        "I think I'm having anaphylaxis",
+        "Is he having a stroke?",
+        "Why is my arm numb, am I having a heart attack?",
+        "My wife is having a seizure",
+        "anaphylaxis help",
+        "Can you die from anaphylaxis?",
+    ],
+)
+def test_an_emergency_named_about_someone_or_outside_a_knowledge_question_short_circuits(
+    question: str,
+) -> None:
+    assert any(e.category is RiskCategory.EMERGENCY for e in match_rules(question))
 
 
 @pytest.mark.parametrize("dataset", [CRISIS_QUESTIONS, CRISIS_QUESTIONS_HELDOUT])

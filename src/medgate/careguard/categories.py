@@ -88,6 +88,9 @@ _NO_ACCIDENT_AFTER = (
     r"(?!\s+(?:by|doing|playing|lifting|shaving|cooking|exercising|running|accidentally)\b)"
 )
 
+#: The rule that reads only an emergency's name, not a sign of it (see :func:`match_rules`).
+NAMED_EMERGENCY = "an emergency named"
+
 #: (category, rule name, pattern). Patterns are matched case-insensitively on the question.
 RULES: tuple[tuple[RiskCategory, str, str], ...] = (
     (
@@ -155,12 +158,19 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"\b(?:chest pain|crushing (?:chest|pain)|can'?t breathe|cannot breathe|"
         r"(?:trouble|difficulty|struggling) breathing|not breathing|stopped breathing|"
         r"unconscious|unresponsive|passed out and|won'?t wake up|face (?:is )?drooping|"
-        r"slurred speech|having a (?:stroke|heart attack|seizure)|convulsing|anaphyla\w*|"
-        r"throat (?:is )?"
+        r"slurred speech|convulsing|throat (?:is )?"
         r"(?:swelling|closing)|lips (?:are |turning )?blue|severe bleeding|bleeding heavily|"
         r"won'?t stop bleeding|coughing up blood|vomiting blood|worst headache|overdosed|"
         r"took too many|swallowed (?:a )?(?:bottle|whole|lot)|(?:been|was|got) poisoned|"
         r"suicidal)\b",
+    ),
+    (
+        # An emergency named, which a question about it also names ("what causes anaphylaxis?",
+        # "can I drive after having a seizure?"): not read in a general-knowledge question
+        # (see match_rules), nor after "after" or "since".
+        RiskCategory.EMERGENCY,
+        NAMED_EMERGENCY,
+        r"\b(?:(?<!after )(?<!since )having an? (?:stroke|heart attack|seizure)|anaphyla\w*)\b",
     ),
     (
         # Red flags in the words people use (the stroke signs, collapse, colour, choking,
@@ -298,11 +308,14 @@ _COMPILED = tuple((cat, name, re.compile(pat, re.IGNORECASE)) for cat, name, pat
 
 
 def match_rules(question: str) -> list[Evidence]:
-    """Every rule that matches ``question``, with the words it matched."""
+    """Every rule that matches ``question``, with the words it matched. An emergency's name
+    alone (:data:`NAMED_EMERGENCY`) does not count in a general-knowledge question that names
+    no person (:func:`asks_what_is`: "What is anaphylaxis?", "What are the signs of a stroke?"):
+    its signs, told in any words, still do."""
     found: list[Evidence] = []
     for category, name, pattern in _COMPILED:
         hit = pattern.search(question)
-        if hit is not None:
+        if hit is not None and not (name == NAMED_EMERGENCY and asks_what_is(question)):
             found.append(Evidence(category=category, rule=name, matched=hit.group(0)))
     return found
 

@@ -535,7 +535,8 @@ _ASKS_ABOUT_IT = _words(
     r"\bhistory\b|\bhow common\b|\bpercentage\b|\bstatistics?\b|\bcosts?\b|\bprice\b|"
     r"\blong[- ]term\b|\bside effects?\b|\bprevent\w*\b|\bsurviv\w*\b|\blegally\b|"
     r"\bgrow out\b|\bphrase\b|\bcertificat\w*|\bcourses?\b|\binsurance\b|\bdeclare\b|"
-    r"\bback to work\b|\bdriv(?:e|ing) again\b|\bstand for\b(?![^.?!]*\b(?:check|spot|tell)\w*)"
+    r"\bback to work\b|\bdriv(?:e|ing) again\b|\bstill drive\b|\bdriv(?:e|ing) after\b|"
+    r"\bdvla\b|\bstand for\b(?![^.?!]*\b(?:check|spot|tell)\w*)"
 )
 #: Asking how to recognise an emergency.
 _ASKS_FOR_SIGNS = _words(
