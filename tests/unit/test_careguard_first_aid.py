@@ -14,6 +14,7 @@ from medgate.careguard.first_aid import (
     TOPICS,
     first_aid_answer,
     first_aid_topic,
+    topic_of,
     while_help_comes,
 )
 from medgate.careguard.records import Outcome
@@ -243,6 +244,25 @@ def test_a_question_naming_two_topics_gets_the_card_with_the_step_only_it_has(
     question: str, topic: str
 ) -> None:
     found = first_aid_topic(question)
+    assert found is not None and found.name == topic
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        (
+            "I passed out when the nurse put a needle in my arm for a blood test, what should I "
+            "do next time?",
+            "fainting",
+        ),
+        (
+            "found a guy slumped with a syringe in his arm, not breathing, what do i do",
+            "opioid_overdose",
+        ),
+    ],
+)
+def test_a_needle_names_an_overdose_only_with_its_gravest_signs(question: str, topic: str) -> None:
+    found = topic_of(question)
     assert found is not None and found.name == topic
 
 

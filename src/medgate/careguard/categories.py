@@ -310,8 +310,8 @@ _COMPILED = tuple((cat, name, re.compile(pat, re.IGNORECASE)) for cat, name, pat
 def match_rules(question: str) -> list[Evidence]:
     """Every rule that matches ``question``, with the words it matched. An emergency's name
     alone (:data:`NAMED_EMERGENCY`) does not count in a general-knowledge question that names
-    no person (:func:`asks_what_is`: "What is anaphylaxis?", "What are the signs of a stroke?"):
-    its signs, told in any words, still do."""
+    no person (:func:`asks_what_is`: "What is anaphylaxis caused by?"), nor after "after" or
+    "since" ("after having a seizure"); its signs, told in any words, still do."""
     found: list[Evidence] = []
     for category, name, pattern in _COMPILED:
         hit = pattern.search(question)

@@ -54,7 +54,14 @@ def _words(pattern: str) -> re.Pattern[str]:
 _OPIOIDS = (
     r"opioids?|opiates?|heroin|smack|fentanyl|oxy(?:codone|contin|s)?|morphine|methadone|"
     r"codeine|tramadol|percocets?|vicodin|hydrocodone|dilaudid|buprenorphine|pain ?(?:pills|"
-    r"killers)|painkillers|needles?|syringes?"
+    r"killers)|painkillers"
+)
+#: A needle found beside someone names an overdose only with its gravest signs: a faint at a
+#: blood test or a jab is not one.
+_NEEDLE = r"needles?|syringes?"
+_NEEDLE_TROUBLE = (
+    r"overdos\w*|won'?t wake|can'?t wake|not waking|unresponsive|(?:barely|hardly|not|isn'?t|"
+    r"stopped) breathing|blue lips|lips (?:are |went |turning )?blue"
 )
 _OPIOID_TROUBLE = (
     r"overdos\w*|o\.?d\.?'?(?:d|ed|ing|s)?\b|too (?:much|many)|won'?t wake|can'?t wake|"
@@ -84,7 +91,7 @@ _HEAT_SIGNS = (
 #: Signs of hypothermia.
 _COLD_SIGNS = (
     r"shiver\w*|drowsy|sleepy|confus\w*|slurr\w*|blue|pale|clumsy|stumbl\w*|won'?t warm|"
-    r"can'?t (?:get )?warm|numb|out of it|stiff|mumbl\w*|slow|barely respond\w*|not responding|"
+    r"can'?t (?:get )?warm|out of it|stiff|mumbl\w*|slow|barely respond\w*|not responding|"
     r"unresponsive|can'?t stop shaking|lips (?:are |went |turning )?(?:purple|blue)|passed out|"
     r"collapsed|unconscious"
 )
@@ -103,7 +110,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             rf"\b(?:tiny|pinpoint|pin-point|pinned) pupils?\b|\bpupils (?:are |were )?(?:tiny|"
             rf"pinpoint|pinned)\b|"
             rf"\b(?:{_OPIOIDS})\b[^.?!]{{0,80}}\b(?:{_OPIOID_TROUBLE})|"
-            rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b"
+            rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b|"
+            rf"\b(?:{_NEEDLE})\b[^.?!]{{0,80}}\b(?:{_NEEDLE_TROUBLE})|"
+            rf"\b(?:{_NEEDLE_TROUBLE})[^.?!]{{0,80}}\b(?:{_NEEDLE})\b"
         ),
         "An opioid overdose (heroin, fentanyl, morphine, oxycodone, methadone, codeine or other "
         "strong painkillers) can stop someone breathing. Signs are being very sleepy or "
