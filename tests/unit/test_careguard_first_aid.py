@@ -49,6 +49,18 @@ def test_each_question_of_the_sets_the_rules_were_written_on_gets_its_card(
     assert route(question)[1] == topic
 
 
+#: The two questions of first-aid-confusables still given another topic's card (documented in
+#: docs/careguard.md): a faint that ends in a twitch asked "was that a seizure?", and a faint at
+#: the sight of blood in a boy who carries an EpiPen asked "do I use the pen?".
+_STILL_WRONG = {"fc-16", "fc-31"}
+
+
+def test_the_confusable_situations_get_the_card_a_first_aider_would_give() -> None:
+    rows = [json.loads(line) for line in (DATA / "first_aid_confusables.jsonl").open()]
+    wrong = {r["id"] for r in rows if route(r["question"])[1] != expected_topic(r["note"])}
+    assert wrong == _STILL_WRONG
+
+
 @pytest.mark.parametrize(
     ("question", "topic"),
     _first_aid_set("first_aid_heldout_2", "first_aid_heldout_3", "first_aid_heldout_4"),

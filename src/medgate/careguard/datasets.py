@@ -265,6 +265,13 @@ FIRST_AID_NEW_TOPICS_HELDOUT = PatientQuestions(
     "hypothermia) and 24 look-alikes, written by someone who had not read their rules; read "
     "once, then the rules were widened on it",
 )
+FIRST_AID_CONFUSABLES = PatientQuestions(
+    "first-aid-confusables",
+    "first_aid_confusables.jsonl",
+    "45 first-aid situations that share signs or words with another card's topic and 25 that "
+    "need none of the fifteen cards, written by someone who had not read the rules; read once, "
+    "then the rules and their order were widened on it",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",

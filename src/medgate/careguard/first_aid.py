@@ -99,9 +99,13 @@ _COLD_SIGNS = (
 #: In order: the first topic a question names is its topic. An opioid overdose comes first: its
 #: card has the step no other card has (naloxone) and sends on to CPR or the side. CPR comes
 #: before the recovery position, because someone unconscious and not breathing normally needs
-#: CPR, not the side. Heat, cold and low blood sugar come before fainting: someone who faints in
-#: the heat, passes out in the snow or collapses with diabetes needs cooling, warming or sugar
-#: as well as lying down.
+#: CPR, not the side. Anaphylaxis comes before choking and fainting (a swelling face with
+#: "is she choking?", a faint after a sting needs adrenaline). A heart attack comes before the
+#: rest. Heat, cold and low blood sugar, whose names need their setting (heat, cold, diabetes)
+#: and signs, come before a stroke, which they can look like ("is it a stroke?" of a confused
+#: neighbour in a heatwave; the low-blood-sugar card says when slurring may be a stroke), and
+#: all before fainting: someone who faints in the heat, passes out in the snow or is about to
+#: pass out with diabetes needs cooling, warming or sugar as well as lying down.
 TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "opioid_overdose",
@@ -135,7 +139,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         _words(
             r"\bcpr\b|\bchest compressions?\b|\bresuscitat\w*|\brescue breaths?\b|"
             r"\bcardiac arrest\b|\b(?:not|isn'?t|is not|stopped|stops) breathing\b|"
-            r"\bmouth[- ]to[- ]mouth\b|\bhands[- ]only\b"
+            r"\bmouth[- ]to[- ]mouth\b|\bhands[- ]only\b|"
+            # Gasping in someone who does not respond is not breathing normally.
+            r"\b(?:not respond\w*|unresponsive|won'?t respond|collapsed)\b[^.?!]{0,60}\bgasp\w*|"
+            r"\bgasp\w*[^.?!]{0,60}\b(?:not respond\w*|unresponsive|won'?t respond|collapsed)\b"
         ),
         "If an adult is unresponsive and not breathing normally, call your emergency number at "
         "once, on speaker so your hands are free, and send someone for a defibrillator (AED). "
@@ -153,7 +160,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "recovery_position",
         _words(
-            r"\brecov\w* position\b|\b(?:uncon\w*ious|unresponsive|passed out|knocked out|out cold)"
+            r"\brecov\w* position\b|\b(?:uncon\w*ious|unresponsive|passed out|knocked out|out cold|"
+            r"not respond\w*|won'?t respond|isn'?t respond\w*)"
             r"\b[^.?!]{0,60}\bbreathing\b|\bbreathing\b[^.?!]{0,40}\b(?:uncon\w*ious|"
             r"unresponsive|passed out|out cold)\b"
         ),
@@ -171,12 +179,39 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         procedure=True,
     ),
     FirstAidTopic(
+        "anaphylaxis",
+        _words(
+            r"\banaphyla\w*|\badrenaline (?:auto-?)?(?:injector|pen)s?\b|\bepi[- ]?pens?\b|"
+            r"\bsevere allergic reactions?\b|\b(?:lips?|tongue|throat|face)\b[^.?!]{0,20}"
+            r"\b(?:swelling|swollen|swell(?:s|ed)? up)\b|\bthroat (?:feels |is |getting |going )?"
+            r"(?:tight|closing)\b|\bhives\b[^.?!]{0,60}\b(?:breath\w*|wheez\w*|swell\w*)"
+        ),
+        "Anaphylaxis is a severe allergic reaction that can come on within minutes: swelling "
+        "of the throat or tongue, trouble breathing or swallowing, wheezing, a hoarse voice, "
+        "feeling faint or collapsing, often with a rash. Call your emergency number at once and "
+        "say it is anaphylaxis. If the person has an adrenaline auto-injector, use it straight "
+        "away, as the instructions printed on it say: for most devices, take off the safety "
+        "cap and press the tip firmly against the outer thigh, through clothing if need be, "
+        "until it clicks, and hold it there for as long as the label says. Have them lie down "
+        "with their legs raised, or sit up if they are struggling to breathe; do not let them "
+        "stand or walk. If they are no better after 5 minutes and there is a second "
+        "auto-injector, use it. If they become unresponsive and are not breathing normally, start "
+        "CPR. Stay with them until help comes, even if they feel better.",
+        recognised=True,
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcommon\b|\bexpir\w*|\bstor(?:e|ed|ing|age)\b"),
+    ),
+    FirstAidTopic(
         "choking",
         _words(
             r"\bchok(?:e|es|ed|ing)\b|\babdominal thrusts?\b|\bheimlich\b|\bback blows?\b|"
             r"\bchest thrusts?\b|\bgagging on\b|\bstuck in (?:his|her|their|my|your|there|the) "
             r"(?:throat|windpipe|airway)\b|\bgrabb\w* (?:at )?(?:his|her|their|my) throat\b|"
-            r"\b(?:can'?t|cannot|unable to) (?:talk|speak|breathe) or cough\b"
+            r"\b(?:can'?t|cannot|unable to) (?:talk|speak|breathe|cry) or cough\b|"
+            r"\b(?:hands?|fingers) (?:at|to|on|around) (?:his|her|their|my) throat\b|"
+            r"\bclutch\w* (?:at )?(?:his|her|their|my) throat\b|"
+            r"\b(?:grape|food|sweet|candy|coin|toy|nut|peanut|bone|piece of \w+) (?:is |got )?"
+            r"(?:stuck|lodged)\b(?! in (?:(?:his|her|my|their|the|your) )?(?:foot|hand|finger|"
+            r"knee|arm|leg|wound|skin|ear|nose|eye))"
         ),
         "If someone who is choking can still cough, cry or speak, encourage them to keep "
         "coughing and do not hit their back. If an adult or a child over 1 year cannot cough, "
@@ -201,7 +236,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         _words(
             r"\bnose ?bleeds?\b|\bnose (?:is |keeps |has been |'s been |won'?t stop |"
             r"started )?bleeding\b|"
-            r"\bbleeding (?:from )?(?:the |my |his |her |their |your )?nose\b"
+            r"\bbleeding (?:from )?(?:the |my |his |her |their |your )?nose\b|"
+            r"\bblood\b[^.?!]{0,30}\b(?:out (?:of )?|from )(?:his|her|my|their|the|your) nose\b"
         ),
         "Sit down, lean forward (not back, so that blood does not run down the throat) and "
         "pinch the soft part of the nose, just above the nostrils, for 10 to 15 minutes without "
@@ -223,6 +259,7 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"gushing)\b|"
             r"\b(?:spurting|gushing|pouring|pumping) (?:\w+ ){0,2}blood\b|"
             r"\bgauze\b|\bpressure on (?:the |a )?wound\b|\b(?:glass|knife|metal|nail|splinter|"
+            r"shard|"
             r"object|something)\b[^.?!]{0,20}\bstuck in\b|\bblood keeps\b|\bcut\b[^.?!]{0,40}"
             r"\bblood\b|\bskin tears?\b|\bcut (?:my|his|her|their|your) \w+ (?:really )?(?:badly|"
             r"deep(?:ly)?)\b"
@@ -245,6 +282,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "burn",
         _words(
+            r"\b(?:metal|buckle|seat ?belt|car seat|iron|oven|stove|hob|radiator|exhaust|pan)\b"
+            r"[^.?!]{0,60}\b(?:blister\w*|red mark)|"
+            r"\b(?:splash\w*|spill\w*|spilt|got)\b[^.?!]{0,30}\b(?:drain cleaner|bleach|acid|"
+            r"caustic|oven cleaner|chemicals?)\b[^.?!]{0,30}\bon (?:my|his|her|their|the|your)\b|"
             r"\b(?:touched|grabbed|leaned on|brushed)\b[^.?!]{0,30}\b(?:oven|stove|hob|iron|"
             r"kettle|pan|grill|exhaust)\b|\bscald(?:s|ed)?\b|\b(?:a|the|my|your|his|her|their|this|"
             r"minor|small|bad|"
@@ -252,7 +293,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"his |her |their |a )|\bon (?:a|the) burn\b|\bburn(?:ed|t) (?:my|your|his|her|"
             r"their|him|them|myself|yourself|himself|herself)\b|\b(?:grabbed|touched|spilt|"
             r"spilled|splashed|knocked over|leaned on)\b[^.?!]{0,30}\b(?:boiling|scalding|hot)\b|"
-            r"\b(?:boiling|scalding|hot) (?:water|oil|fat|tea|coffee)\b[^.?!]{0,30}\b(?:on|over) "
+            r"\b(?:boiling|scalding|hot) (?:water|oil|fat|tea|coffee)\b[^.?!]{0,30}\b(?:on|over|"
+            r"down|into) "
             r"(?:my|his|her|their|the|your)\b"
         ),
         "Cool the burn under cool or lukewarm running water for 20 minutes as soon as you "
@@ -293,11 +335,36 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         ),
     ),
     FirstAidTopic(
+        "heart_attack",
+        _words(
+            r"\bheart attacks?\b|\bcrushing (?:chest )?pain\b|\bchest pain\b[^.?!]{0,60}"
+            r"\b(?:arm|jaw|sweat\w*|grey|gray|clammy)\b|\bchest\b[^.?!]{0,30}\b(?:tight|heavy|"
+            r"pressure|squeez\w*|crushing)\b[^.?!]{0,60}\b(?:arm|jaw|sweat\w*|grey|gray|clammy|"
+            r"nause\w*)\b|\b(?:pressure|tightness|heaviness|squeezing)\b[^.?!]{0,15}\b(?:in|on|"
+            r"across) (?:my|his|her|their|the) chest\b[^.?!]{0,60}\b(?:arm|jaw|sweat\w*|grey|gray|"
+            r"clammy|nause\w*)\b|\b(?:chest|heartburn|indigestion|pressure)\b[^.?!]{0,60}"
+            r"\b(?:spread\w*|radiat\w*|going (?:up|down)|shooting)\b[^.?!]{0,30}\b(?:jaw|arm|"
+            r"shoulder)"
+        ),
+        "Warning signs of a heart attack include chest pain or pressure (tight, heavy or "
+        "squeezing) that may spread to the arms, neck, jaw, back or stomach, with shortness of "
+        "breath, sweating, feeling sick, light-headedness or a feeling of dread; in women, "
+        "older people and people with diabetes the pain can be mild or missing. Call your "
+        "emergency number at once, and do not drive the person to hospital yourself. Help them "
+        "sit down and rest in the position they find most comfortable, and stay with them. The "
+        "call handler may tell them to chew an aspirin if they are not allergic to it: do what "
+        "the handler says. If the person becomes unresponsive and stops breathing normally, "
+        "start CPR and send for a defibrillator.",
+        recognised=True,
+        excluded=_words(r"\bhappens? in the heart\b|\bcaus\w*|\bwhy\b|\brecover"),
+    ),
+    FirstAidTopic(
         "heatstroke",
         _words(
             r"\bheat ?stroke\b|\bsun ?stroke\b|\bheat (?:exhaustion|illness|collapse|cramps)\b|"
             r"\boverheat\w*|\b(?:hot|locked|parked) car\b|\bhyperthermi\w*|"
             r"\b(?:stopped|not|isn'?t|is not|no longer) sweating\b|"
+            r"\bskin (?:is |was |feels )?(?:very |really |super )?hot and dry\b|\bhot,? dry skin\b|"
             rf"\b(?:too|really|very|so|extremely|super|"
             rf"burning) hot\b[^.?!]{{0,80}}\b(?:{_HEAT_SIGNS})|"
             rf"\b(?:{_HEAT_SIGNS})[^.?!]{{0,80}}\b(?:(?:in|from|by) the (?:heat|sun)|heat ?wave|"
@@ -392,7 +459,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "put food or drink in their mouth: put them in the recovery position and call your "
         "emergency number; use a glucagon kit only if you have been shown how. Call your "
         "emergency number too if they do not improve after sugar has been given twice or three "
-        "times. Never give insulin to someone with low blood sugar.",
+        "times. Slurred speech and confusion can also be a stroke: if the face droops on one "
+        "side or an arm is weak, or they are not clearly better within 15 minutes of sugar, "
+        "call your emergency number. Never give insulin to someone with low blood sugar.",
         recognised=True,
         excluded=_words(
             r"\bcaus\w*|\bwhy\b|\bhypo(?:thyroid|allergenic|tension|chondria)|"
@@ -400,67 +469,11 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         ),
     ),
     FirstAidTopic(
-        "fainting",
-        _words(
-            r"\bfaint(?:s|ed|ing)?\b|\bpass(?:es|ed)? out\b|\bpassing out\b|"
-            r"\b(?:dropped|fell|slumped) to (?:the )?(?:floor|ground)\b|\bkeel(?:s|ed)? over\b|"
-            r"\bvision (?:is )?(?:going|went|goes|gone) (?:dark|black|grey|gray)\b|"
-            r"\b(?:about to|going to|gonna) (?:faint|pass out|black out)\b"
-        ),
-        "If someone feels faint, help them lie down, or sit with their head between their "
-        "knees. If they faint, lay them on their back and raise their legs, for example on a "
-        "chair or cushions, to help blood flow back to the brain; loosen tight clothing and "
-        "let in fresh air. Most people come round within a minute. If they have not woken "
-        "within a minute or two, put them in the recovery position, check that they are "
-        "breathing and call your emergency number; start CPR if they stop breathing normally. "
-        "Let them rest before they get up slowly. A faint with chest pain, a pounding or "
-        "irregular heartbeat, breathlessness, a fit or an injury, a faint during exercise, or "
-        "a first faint should be checked by a doctor.",
-        excluded=_words(r"\bcaus\w*|\bwhy\b|\bfaint (?:line|smell|taste|sound|light)\b"),
-    ),
-    FirstAidTopic(
-        "anaphylaxis",
-        _words(
-            r"\banaphyla\w*|\badrenaline (?:auto-?)?(?:injector|pen)s?\b|\bepi[- ]?pens?\b|"
-            r"\bsevere allergic reactions?\b|\b(?:lips?|tongue|throat|face)\b[^.?!]{0,20}"
-            r"\b(?:swelling|swollen|swell(?:s|ed)? up)\b"
-        ),
-        "Anaphylaxis is a severe allergic reaction that can come on within minutes: swelling "
-        "of the throat or tongue, trouble breathing or swallowing, wheezing, a hoarse voice, "
-        "feeling faint or collapsing, often with a rash. Call your emergency number at once and "
-        "say it is anaphylaxis. If the person has an adrenaline auto-injector, use it straight "
-        "away, as the instructions printed on it say: for most devices, take off the safety "
-        "cap and press the tip firmly against the outer thigh, through clothing if need be, "
-        "until it clicks, and hold it there for as long as the label says. Have them lie down "
-        "with their legs raised, or sit up if they are struggling to breathe; do not let them "
-        "stand or walk. If they are no better after 5 minutes and there is a second "
-        "auto-injector, use it. Stay with them until help comes, even if they feel better.",
-        recognised=True,
-        excluded=_words(r"\bcaus\w*|\bwhy\b|\bcommon\b|\bexpir\w*|\bstor(?:e|ed|ing|age)\b"),
-    ),
-    FirstAidTopic(
-        "heart_attack",
-        _words(
-            r"\bheart attacks?\b|\bcrushing (?:chest )?pain\b|\bchest pain\b[^.?!]{0,60}"
-            r"\b(?:arm|jaw|sweat\w*|grey|gray|clammy)\b|\bchest\b[^.?!]{0,30}\b(?:tight|heavy|"
-            r"pressure|squeez\w*)\b[^.?!]{0,60}\b(?:arm|jaw|sweat\w*|grey|gray|clammy|nause\w*)\b"
-        ),
-        "Warning signs of a heart attack include chest pain or pressure (tight, heavy or "
-        "squeezing) that may spread to the arms, neck, jaw, back or stomach, with shortness of "
-        "breath, sweating, feeling sick, light-headedness or a feeling of dread; in women, "
-        "older people and people with diabetes the pain can be mild or missing. Call your "
-        "emergency number at once, and do not drive the person to hospital yourself. Help them "
-        "sit down and rest in the position they find most comfortable, and stay with them. The "
-        "call handler may tell them to chew an aspirin if they are not allergic to it: do what "
-        "the handler says. If the person becomes unresponsive and stops breathing normally, "
-        "start CPR and send for a defibrillator.",
-        recognised=True,
-        excluded=_words(r"\bhappens? in the heart\b|\bcaus\w*|\bwhy\b|\brecover"),
-    ),
-    FirstAidTopic(
         "stroke",
         _words(
-            r"\bstrokes?\b|\bface (?:is |has )?(?:gone |been )?(?:droop\w*|lopsided)|\bslurred\b|"
+            r"\bstrokes?\b|\bface (?:looks |is |has |gone |been )*(?:droop\w*|lopsided)|"
+            r"\bone side of (?:his|her|their|my) (?:face|mouth)\b[^.?!]{0,20}\b(?:droop\w*|"
+            r"lopsided|down)|\bwords (?:are |all )?jumbled|\bjumbled words\b|\bslurred\b|"
             r"\bsuddenly\b[^.?!]{0,20}(?:can'?t|cannot|unable to) (?:lift|raise|move) (?:his|her|"
             r"my|their|one|an?) (?:right |left )?(?:arm|leg)\b|"
             r"\bFAST test\b"
@@ -478,6 +491,27 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bheat ?stroke\b|\bsun ?stroke\b|\bcaus\w*|\bwhy\b|\bcommon\b|\brecover\w*|"
             r"\bswim|\bpaint|\bstroke (?:the|a|my|your|his|her) "
         ),
+    ),
+    FirstAidTopic(
+        "fainting",
+        _words(
+            r"\bfaint(?:s|ed|ing)?\b|\bpass(?:es|ed)? out\b|\bpassing out\b|"
+            r"\b(?:dropped|fell|slumped) to (?:the )?(?:floor|ground)\b|"
+            r"\b(?:went|gone|turned) (?:\w+ )?(?:white|pale)\b[^.?!]{0,30}\b(?:dropped|fell|"
+            r"collapsed|went down|keeled)\b|\bkeel(?:s|ed)? over\b|"
+            r"\bvision (?:is )?(?:going|went|goes|gone) (?:dark|black|grey|gray)\b|"
+            r"\b(?:about to|going to|gonna) (?:faint|pass out|black out)\b"
+        ),
+        "If someone feels faint, help them lie down, or sit with their head between their "
+        "knees. If they faint, lay them on their back and raise their legs, for example on a "
+        "chair or cushions, to help blood flow back to the brain; loosen tight clothing and "
+        "let in fresh air. Most people come round within a minute. If they have not woken "
+        "within a minute or two, put them in the recovery position, check that they are "
+        "breathing and call your emergency number; start CPR if they stop breathing normally. "
+        "Let them rest before they get up slowly. A faint with chest pain, a pounding or "
+        "irregular heartbeat, breathlessness, a fit or an injury, a faint during exercise, or "
+        "a first faint should be checked by a doctor.",
+        excluded=_words(r"\bcaus\w*|\bwhy\b|\bfaint (?:line|smell|taste|sound|light)\b"),
     ),
 )
 
@@ -545,7 +579,9 @@ _ASKS_ABOUT_IT = _words(
     r"\blong[- ]term\b|\bside effects?\b|\bprevent\w*\b|\bsurviv\w*\b|\blegally\b|"
     r"\bgrow out\b|\bphrase\b|\bcertificat\w*|\bcourses?\b|\binsurance\b|\bdeclare\b|"
     r"\bback to work\b|\bdriv(?:e|ing) again\b|\bstill drive\b|\bdriv(?:e|ing) after\b|"
-    r"\bdvla\b|\bstand for\b(?![^.?!]*\b(?:check|spot|tell)\w*)"
+    r"\bdvla\b|\bsued?\b|\bliab\w*|\bstop getting\b|\bkeep getting\b|(?<!every )\bso often\b|"
+    r"\bevery (?:winter|summer|day|week|night|morning|time)\b|\bstand for\b(?![^.?!]*\b(?:check|"
+    r"spot|tell)\w*)"
 )
 #: Asking how to recognise an emergency.
 _ASKS_FOR_SIGNS = _words(
