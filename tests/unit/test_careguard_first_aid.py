@@ -49,14 +49,19 @@ def test_each_question_of_the_sets_the_rules_were_written_on_gets_its_card(
     assert route(question)[1] == topic
 
 
-#: The two questions of first-aid-confusables still given another topic's card (documented in
-#: docs/careguard.md): a faint that ends in a twitch asked "was that a seizure?", and a faint at
-#: the sight of blood in a boy who carries an EpiPen asked "do I use the pen?".
-_STILL_WRONG = {"fc-16", "fc-31"}
+#: The questions of the confusable sets still given another topic's card (documented in
+#: docs/careguard.md): a faint that ends in a twitch asked "was that a seizure?" (twice), a
+#: faint at the sight of blood in a boy who carries an EpiPen asked "do I use the pen?", and a
+#: cut forehead bleeding over the nose asked "is it a nosebleed?".
+_STILL_WRONG = {"fc-16", "fc-31", "fd-27", "fd-29"}
 
 
 def test_the_confusable_situations_get_the_card_a_first_aider_would_give() -> None:
-    rows = [json.loads(line) for line in (DATA / "first_aid_confusables.jsonl").open()]
+    rows = [
+        json.loads(line)
+        for name in ("first_aid_confusables", "first_aid_confusables_2")
+        for line in (DATA / f"{name}.jsonl").open()
+    ]
     wrong = {r["id"] for r in rows if route(r["question"])[1] != expected_topic(r["note"])}
     assert wrong == _STILL_WRONG
 
@@ -168,6 +173,9 @@ def test_someone_unconscious_and_not_breathing_normally_gets_cpr_not_the_side() 
     assert topic is not None and topic.name == "cpr"
     breathing = first_aid_topic("He's passed out but still breathing, which way do I roll him?")
     assert breathing is not None and breathing.name == "recovery_position"
+    # Asked about CPR for someone said to breathe normally: the side, not compressions.
+    asked = first_aid_topic("She's out cold but breathing normally, should I start CPR?")
+    assert asked is not None and asked.name == "recovery_position"
 
 
 @pytest.mark.parametrize(

@@ -272,6 +272,13 @@ FIRST_AID_CONFUSABLES = PatientQuestions(
     "need none of the fifteen cards, written by someone who had not read the rules; read once, "
     "then the rules and their order were widened on it",
 )
+FIRST_AID_CONFUSABLES_2 = PatientQuestions(
+    "first-aid-confusables-2",
+    "first_aid_confusables_2.jsonl",
+    "45 more first-aid situations (about half sharing signs with another topic) and 25 that need "
+    "no card, written the same way after the first set's widening; read once with the rules of "
+    "3eb7c93, then the rules were widened on it",
+)
 ANSWERABLE_RISKY = PatientQuestions(
     "answerable-risky",
     "answerable_risky.jsonl",

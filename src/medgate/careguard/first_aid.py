@@ -92,7 +92,8 @@ _HEAT_SIGNS = (
 _COLD_SIGNS = (
     r"shiver\w*|drowsy|sleepy|confus\w*|slurr\w*|blue|pale|clumsy|stumbl\w*|won'?t warm|"
     r"can'?t (?:get )?warm|out of it|stiff|mumbl\w*|slow|barely respond\w*|not responding|"
-    r"unresponsive|can'?t stop shaking|lips (?:are |went |turning )?(?:purple|blue)|passed out|"
+    r"unresponsive|can'?t stop shaking|shaking violently|lips (?:are |went |turning )?(?:purple|"
+    r"blue)|passed out|"
     r"collapsed|unconscious"
 )
 
@@ -113,7 +114,7 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             rf"\bnaloxone\b|\bnarcan\b|\bnyxoid\b|\bprenoxad\b|"
             rf"\b(?:tiny|pinpoint|pin-point|pinned) pupils?\b|\bpupils (?:are |were )?(?:tiny|"
             rf"pinpoint|pinned)\b|"
-            rf"\b(?:{_OPIOIDS})\b[^.?!]{{0,80}}\b(?:{_OPIOID_TROUBLE})|"
+            rf"\b(?:{_OPIOIDS})\b[^?!]{{0,120}}\b(?:{_OPIOID_TROUBLE})|"
             rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b|"
             rf"\b(?:{_NEEDLE})\b[^.?!]{{0,80}}\b(?:{_NEEDLE_TROUBLE})|"
             rf"\b(?:{_NEEDLE_TROUBLE})[^.?!]{{0,80}}\b(?:{_NEEDLE})\b"
@@ -141,8 +142,10 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bcardiac arrest\b|\b(?:not|isn'?t|is not|stopped|stops) breathing\b|"
             r"\bmouth[- ]to[- ]mouth\b|\bhands[- ]only\b|"
             # Gasping in someone who does not respond is not breathing normally.
-            r"\b(?:not respond\w*|unresponsive|won'?t respond|collapsed)\b[^.?!]{0,60}\bgasp\w*|"
-            r"\bgasp\w*[^.?!]{0,60}\b(?:not respond\w*|unresponsive|won'?t respond|collapsed)\b"
+            r"\b(?:not respond\w*|not answering|unresponsive|won'?t respond|"
+            r"collapsed)\b[^?!]{0,100}"
+            r"\bgasp\w*|\bgasp\w*[^?!]{0,100}\b(?:not respond\w*|not answering|unresponsive|"
+            r"won'?t respond|collapsed)\b"
         ),
         "If an adult is unresponsive and not breathing normally, call your emergency number at "
         "once, on speaker so your hands are free, and send someone for a defibrillator (AED). "
@@ -155,7 +158,12 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         "breathing normally, or you cannot carry on. For a baby or a child, tell the call "
         "handler: the method is different, and they will talk you through it.",
         procedure=True,
-        excluded=_words(r"\binvent|\bhistory\b|\bdiscover"),
+        # Someone said to breathe normally needs the side, not compressions ("breathing normal,
+        # can't wake him, do I start CPR?").
+        excluded=_words(
+            r"\binvent|\bhistory\b|\bdiscover|"
+            r"(?<!not )(?<!n't )\bbreathing (?:normal(?:ly)?|fine|ok(?:ay)?)\b"
+        ),
     ),
     FirstAidTopic(
         "recovery_position",
@@ -163,7 +171,7 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\brecov\w* position\b|\b(?:uncon\w*ious|unresponsive|passed out|knocked out|out cold|"
             r"not respond\w*|won'?t respond|isn'?t respond\w*)"
             r"\b[^.?!]{0,60}\bbreathing\b|\bbreathing\b[^.?!]{0,40}\b(?:uncon\w*ious|"
-            r"unresponsive|passed out|out cold)\b"
+            r"unresponsive|passed out|out cold|not respond\w*|can'?t wake)\b"
         ),
         "The recovery position is for someone who is unresponsive but breathing normally: "
         "lying on their side keeps the airway open and lets vomit drain from the mouth. Call "
@@ -183,7 +191,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
         _words(
             r"\banaphyla\w*|\badrenaline (?:auto-?)?(?:injector|pen)s?\b|\bepi[- ]?pens?\b|"
             r"\bsevere allergic reactions?\b|\b(?:lips?|tongue|throat|face)\b[^.?!]{0,20}"
-            r"\b(?:swelling|swollen|swell(?:s|ed)? up)\b|\bthroat (?:feels |is |getting |going )?"
+            r"\b(?:swelling|swollen|swell(?:s|ed)?(?: up)?)\b|\ballergy pen\b|\bpen for (?:his |"
+            r"her |"
+            r"the |their )?allerg\w*|\bthroat (?:feels |is |getting |going )?"
             r"(?:tight|closing)\b|\bhives\b[^.?!]{0,60}\b(?:breath\w*|wheez\w*|swell\w*)"
         ),
         "Anaphylaxis is a severe allergic reaction that can come on within minutes: swelling "
@@ -208,7 +218,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"(?:throat|windpipe|airway)\b|\bgrabb\w* (?:at )?(?:his|her|their|my) throat\b|"
             r"\b(?:can'?t|cannot|unable to) (?:talk|speak|breathe|cry) or cough\b|"
             r"\b(?:hands?|fingers) (?:at|to|on|around) (?:his|her|their|my) throat\b|"
-            r"\bclutch\w* (?:at )?(?:his|her|their|my) throat\b|"
+            r"\b(?:clutch\w*|holding) (?:at )?(?:his|her|their|my) throat\b|"
+            r"\bwent down the wrong (?:way|hole|pipe)\b|"
             r"\b(?:grape|food|sweet|candy|coin|toy|nut|peanut|bone|piece of \w+) (?:is |got )?"
             r"(?:stuck|lodged)\b(?! in (?:(?:his|her|my|their|the|your) )?(?:foot|hand|finger|"
             r"knee|arm|leg|wound|skin|ear|nose|eye))"
@@ -237,7 +248,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bnose ?bleeds?\b|\bnose (?:is |keeps |has been |'s been |won'?t stop |"
             r"started )?bleeding\b|"
             r"\bbleeding (?:from )?(?:the |my |his |her |their |your )?nose\b|"
-            r"\bblood\b[^.?!]{0,30}\b(?:out (?:of )?|from )(?:his|her|my|their|the|your) nose\b"
+            r"\bblood\b[^.?!]{0,30}\b(?:out (?:of )?|from )(?:his|her|my|their|the|your) nose\b|"
+            r"\bnose\b[^.?!]{0,20}\b(?:dripping|pouring|gushing) blood\b"
         ),
         "Sit down, lean forward (not back, so that blood does not run down the throat) and "
         "pinch the soft part of the nose, just above the nostrils, for 10 to 15 minutes without "
@@ -255,12 +267,12 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"(?:bleeding|bleeds|blood loss)\b|\bbleed(?:s|ing)? (?:heavily|badly|a lot)\b|"
             r"\b(?:cut|cuts|wound|wounds|gash|laceration)\b.*\bbleed|\bbleed\w*.*\b(?:cut|wound|"
             r"gash)\b|\bstop (?:the |someone'?s |a |my |his |her )?bleeding\b|\btourniquet|"
-            r"\bblood (?:is )?(?:soaks|soaking|soaked|pours|pouring|spurts|spurting|gushes|"
+            r"\bblood (?:is |has )?(?:soaks|soaking|soaked|pours|pouring|spurts|spurting|gushes|"
             r"gushing)\b|"
             r"\b(?:spurting|gushing|pouring|pumping) (?:\w+ ){0,2}blood\b|"
             r"\bgauze\b|\bpressure on (?:the |a )?wound\b|\b(?:glass|knife|metal|nail|splinter|"
             r"shard|"
-            r"object|something)\b[^.?!]{0,20}\bstuck in\b|\bblood keeps\b|\bcut\b[^.?!]{0,40}"
+            r"object|something)\b[^.?!]{0,60}\bstuck in\b|\bblood keeps\b|\bcut\b[^.?!]{0,40}"
             r"\bblood\b|\bskin tears?\b|\bcut (?:my|his|her|their|your) \w+ (?:really )?(?:badly|"
             r"deep(?:ly)?)\b"
         ),
@@ -287,7 +299,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\b(?:splash\w*|spill\w*|spilt|got)\b[^.?!]{0,30}\b(?:drain cleaner|bleach|acid|"
             r"caustic|oven cleaner|chemicals?)\b[^.?!]{0,30}\bon (?:my|his|her|their|the|your)\b|"
             r"\b(?:touched|grabbed|leaned on|brushed)\b[^.?!]{0,30}\b(?:oven|stove|hob|iron|"
-            r"kettle|pan|grill|exhaust)\b|\bscald(?:s|ed)?\b|\b(?:a|the|my|your|his|her|their|this|"
+            r"kettle|pan|grill|exhaust|straighteners|curling (?:iron|tongs)|heater|candle)\b|"
+            r"\bscald(?:s|ed)?\b|\b(?:a|the|my|your|his|her|their|this|"
             r"minor|small|bad|"
             r"serious|severe|chemical|kitchen) burns?\b|\bburns? (?:on|to) (?:the |my |your |"
             r"his |her |their |a )|\bon (?:a|the) burn\b|\bburn(?:ed|t) (?:my|your|his|her|"
@@ -340,9 +353,11 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bheart attacks?\b|\bcrushing (?:chest )?pain\b|\bchest pain\b[^.?!]{0,60}"
             r"\b(?:arm|jaw|sweat\w*|grey|gray|clammy)\b|\bchest\b[^.?!]{0,30}\b(?:tight|heavy|"
             r"pressure|squeez\w*|crushing)\b[^.?!]{0,60}\b(?:arm|jaw|sweat\w*|grey|gray|clammy|"
-            r"nause\w*)\b|\b(?:pressure|tightness|heaviness|squeezing)\b[^.?!]{0,15}\b(?:in|on|"
-            r"across) (?:my|his|her|their|the) chest\b[^.?!]{0,60}\b(?:arm|jaw|sweat\w*|grey|gray|"
-            r"clammy|nause\w*)\b|\b(?:chest|heartburn|indigestion|pressure)\b[^.?!]{0,60}"
+            r"nause\w*)\b|\b(?:pressure|tightness|heaviness|squeezing|tight)\b[^.?!]{0,30}\b(?:in|"
+            r"on|across) (?:the middle of )?(?:my|his|her|their|the) chest\b[^.?!]{0,60}\b(?:arm|"
+            r"jaw|sweat\w*|grey|gray|clammy|nause\w*|short of breath|breathless)\b|"
+            r"\belephant\b[^.?!]{0,30}\bchest\b|\bchest\b[^.?!]{0,30}\belephant\b|\b(?:chest|"
+            r"heartburn|indigestion|pressure)\b[^.?!]{0,60}"
             r"\b(?:spread\w*|radiat\w*|going (?:up|down)|shooting)\b[^.?!]{0,30}\b(?:jaw|arm|"
             r"shoulder)"
         ),
@@ -406,7 +421,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"river|lake|sea|pond|canal)\b[^.?!]{0,60}\b(?:pulled|dragged|got|fished) "
             r"(?:him|her|them|out)\b|"
             rf"\b(?:freezing|frozen|(?:so|very|really|super) cold|ic[ey][- ]cold|cold all over|"
-            rf"out in the (?:cold|snow)|in the (?:sea|snow|lake|river)|cold water|-\d+ out)\b"
+            rf"out in the (?:cold|snow)|(?:in|out of|into) the (?:sea|snow|lake|river|pond|canal|"
+            rf"water)|"
+            rf"cold water|-\d+ out)\b"
             rf"[^?!]{{0,100}}\b(?:{_COLD_SIGNS})|"
             rf"\b(?:{_COLD_SIGNS})[^.?!]{{0,80}}\b(?:freezing|the cold|in the snow|(?:so|very|"
             rf"really|super) cold|ic[ey][- ]cold)\b|"
@@ -443,7 +460,7 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\b(?:blood )?(?:sugar|glucose|bg|bs)(?: levels?)? (?:is |are |has |was |went |'s )?"
             r"(?:really |very |too |dangerously )?(?:low|dropp\w*|crash\w*|falling|fell|tank\w*)"
             r"\b|\bglucagon\b|\bglucose (?:tablets?|tabs|gel)\b|"
-            rf"\b(?:{_DIABETES})[^.?!]{{0,100}}\b(?:{_HYPO_SIGNS})|"
+            rf"\b(?:{_DIABETES})[^?!]{{0,100}}\b(?:{_HYPO_SIGNS})|"
             rf"\b(?:{_HYPO_SIGNS})[^.?!]{{0,100}}\b(?:{_DIABETES})"
         ),
         "Low blood sugar (a hypo) is most common in people who take insulin or some diabetes "
@@ -474,6 +491,9 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bstrokes?\b|\bface (?:looks |is |has |gone |been )*(?:droop\w*|lopsided)|"
             r"\bone side of (?:his|her|their|my) (?:face|mouth)\b[^.?!]{0,20}\b(?:droop\w*|"
             r"lopsided|down)|\bwords (?:are |all )?jumbled|\bjumbled words\b|\bslurred\b|"
+            r"\bhalf (?:of )?(?:his|her|their|my) face\b|\bspeech\b(?: \w+){0,2} (?:slurred|drunk|"
+            r"garbled)\b|\bcan'?t find (?:his|her|their|my) words\b|\bsuddenly\b[^?!]{0,80}"
+            r"\b(?:arm|leg)\b[^.?!]{0,20}\b(?:weak|numb|heavy|limp)\b|"
             r"\bsuddenly\b[^.?!]{0,20}(?:can'?t|cannot|unable to) (?:lift|raise|move) (?:his|her|"
             r"my|their|one|an?) (?:right |left )?(?:arm|leg)\b|"
             r"\bFAST test\b"
@@ -540,7 +560,8 @@ _ASKS_FOR_ACTION = _words(
     r"\bhow many (?:minutes|seconds|times)\b|\b(?:sit|lie) (?:down )?or (?:sit|lie|stand)\b|"
     r"\b(?:help|helping) (?:him|her|them|me|someone)\b|\bhelp\s*[!.]*\s*$|"
     r"\bwhat (?:should|do|can) (?:i|we) (?:be )?doing\b|\btell me what\b|"
-    r"\bshould (?:i|we|you) be doing\b|\bwhat else\b(?! (?:causes|can cause))|\bdoes (?:that|this|"
+    r"\bshould (?:i|we|you) be doing\b|\bshould (?:i|we)\s*\?|\bwhat else\b(?! (?:causes|"
+    r"can cause))|\bdoes (?:that|this|"
     r"it) (?:actually |really )?work\b|"
     r"\bwhat (?:should|can|must) (?:staff|bystanders|teachers|parents|carers|coworkers|"
     r"lifeguards|the others) do\b|"
@@ -550,7 +571,7 @@ _ASKS_FOR_ACTION = _words(
     r"\b(?:am i|are you|are we|is one) (?:supposed|meant|allowed|expected) to\b|"
     r"\b(?:do|does|did) (?:i|you|we) (?:\w+ )?(?:need|have) to\b|\bwhat am i doing wrong\b|"
     r"\b(?:do|should|can|could|must) (?:i|you|we|one) (?:still |really |just |also )?(?:pull|"
-    r"do|let|raise|stand|stay|bandage|sleep|drive|wait|check|push|bend|pick|lift|remove|"
+    r"do|let|raise|stand|stay|bandage|sleep|drive|wait|check|push|bend|pick|lift|remove|yank|"
     r"squeeze|elevate)\b|\bhow (?:hard|tight|deep|fast|far|long)\b[^.?!]{0,30}\b(?:push|"
     r"press|pinch|hold|have to|need to|should|must)\b|\bwhen (?:is|are) (?:an? )?\w+ "
     r"(?:actually )?(?:needed|necessary)\b|\bat what point\b|\bwhat is (?:the )?correct way\b|"
@@ -579,7 +600,8 @@ _ASKS_ABOUT_IT = _words(
     r"\blong[- ]term\b|\bside effects?\b|\bprevent\w*\b|\bsurviv\w*\b|\blegally\b|"
     r"\bgrow out\b|\bphrase\b|\bcertificat\w*|\bcourses?\b|\binsurance\b|\bdeclare\b|"
     r"\bback to work\b|\bdriv(?:e|ing) again\b|\bstill drive\b|\bdriv(?:e|ing) after\b|"
-    r"\bdvla\b|\bsued?\b|\bliab\w*|\bstop getting\b|\bkeep getting\b|(?<!every )\bso often\b|"
+    r"\bdvla\b|\bsued?\b|\bcalories\b|\bphysio\w*|\brehab\w*|\bexercises\b|\bliab\w*|"
+    r"\bstop getting\b|\bkeep getting\b|(?<!every )\bso often\b|"
     r"\bevery (?:winter|summer|day|week|night|morning|time)\b|\bstand for\b(?![^.?!]*\b(?:check|"
     r"spot|tell)\w*)"
 )
