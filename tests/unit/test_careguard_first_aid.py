@@ -279,6 +279,12 @@ def test_a_question_naming_two_topics_gets_the_card_with_the_step_only_it_has(
             "found a guy slumped with a syringe in his arm, not breathing, what do i do",
             "opioid_overdose",
         ),
+        # An opioid taken as prescribed, named a sentence before a faint, is not an overdose.
+        (
+            "I take codeine for my back. I passed out after standing up too fast, what should I "
+            "do?",
+            "fainting",
+        ),
     ],
 )
 def test_a_needle_names_an_overdose_only_with_its_gravest_signs(question: str, topic: str) -> None:

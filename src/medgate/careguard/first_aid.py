@@ -56,12 +56,14 @@ _OPIOIDS = (
     r"codeine|tramadol|percocets?|vicodin|hydrocodone|dilaudid|buprenorphine|pain ?(?:pills|"
     r"killers)|painkillers"
 )
-#: A needle found beside someone names an overdose only with its gravest signs: a faint at a
-#: blood test or a jab is not one.
+#: An overdose's gravest signs. A needle found beside someone names an overdose only with
+#: these (a faint at a blood test or a jab is not one), and so does an opioid named in the
+#: sentence before ("takes oxycodone for his back. ... I can barely wake him").
 _NEEDLE = r"needles?|syringes?"
-_NEEDLE_TROUBLE = (
-    r"overdos\w*|won'?t wake|can'?t wake|not waking|unresponsive|(?:barely|hardly|not|isn'?t|"
-    r"stopped) breathing|blue lips|lips (?:are |went |turning )?blue"
+_GRAVE_SIGNS = (
+    r"overdos\w*|won'?t wake|can'?t wake|(?:barely|hardly) wake|not waking|unresponsive|"
+    r"(?:barely|hardly|not|isn'?t|stopped) breathing|breathing (?:is )?(?:\w+ )?(?:slow|"
+    r"shallow)|blue lips|lips (?:are |went |turning )?blue"
 )
 _OPIOID_TROUBLE = (
     r"overdos\w*|o\.?d\.?'?(?:d|ed|ing|s)?\b|too (?:much|many)|won'?t wake|can'?t wake|"
@@ -114,10 +116,11 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             rf"\bnaloxone\b|\bnarcan\b|\bnyxoid\b|\bprenoxad\b|"
             rf"\b(?:tiny|pinpoint|pin-point|pinned) pupils?\b|\bpupils (?:are |were )?(?:tiny|"
             rf"pinpoint|pinned)\b|"
-            rf"\b(?:{_OPIOIDS})\b[^?!]{{0,120}}\b(?:{_OPIOID_TROUBLE})|"
+            rf"\b(?:{_OPIOIDS})\b[^.?!]{{0,80}}\b(?:{_OPIOID_TROUBLE})|"
+            rf"\b(?:{_OPIOIDS})\b[^?!]{{0,120}}\b(?:{_GRAVE_SIGNS})|"
             rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b|"
-            rf"\b(?:{_NEEDLE})\b[^.?!]{{0,80}}\b(?:{_NEEDLE_TROUBLE})|"
-            rf"\b(?:{_NEEDLE_TROUBLE})[^.?!]{{0,80}}\b(?:{_NEEDLE})\b"
+            rf"\b(?:{_NEEDLE})\b[^.?!]{{0,80}}\b(?:{_GRAVE_SIGNS})|"
+            rf"\b(?:{_GRAVE_SIGNS})[^.?!]{{0,80}}\b(?:{_NEEDLE})\b"
         ),
         "An opioid overdose (heroin, fentanyl, morphine, oxycodone, methadone, codeine or other "
         "strong painkillers) can stop someone breathing. Signs are being very sleepy or "
