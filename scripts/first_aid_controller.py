@@ -23,9 +23,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from scripts.first_aid_routes import route
+
 from medgate.backends.pool import ModelPool
-from medgate.careguard.categories import match_rules
-from medgate.careguard.first_aid import first_aid_topic
 from medgate.careguard.request_safety import build_request_screen
 from medgate.careguard.triage import Controller
 from medgate.config import load_config
@@ -34,16 +34,15 @@ from medgate.records import Case
 OUT = Path("docs/results/first_aid_controller.jsonl")
 
 
-def carded(path: Path) -> list[tuple[str, str, str]]:
-    """(set, id, question) of every question of ``path`` that the rules route to a card."""
+def carded(path: Path) -> list[tuple[str, str, str, str]]:
+    """(set, id, question, card) of every question of ``path`` that the gate routes to a card
+    (not to the crisis or emergency guidance): :func:`scripts.first_aid_routes.route`."""
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        question = row["question"]
-        if any(e.category.short_circuits for e in match_rules(question)):
-            continue
-        if first_aid_topic(question) is not None:
-            out.append((path.stem, row["id"], question))
+        how, topic = route(row["question"])
+        if how == "card" and topic is not None:
+            out.append((path.stem, row["id"], row["question"], topic))
     return out
 
 
@@ -63,12 +62,10 @@ def collect(files: list[Path]) -> None:
         done = {json.loads(line)["question"] for line in OUT.read_text().splitlines()}
     with OUT.open("a", encoding="utf-8") as sink:
         for path in files:
-            for name, item, question in carded(path):
+            for name, item, question, card in carded(path):
                 if question in done:
                     continue
                 done.add(question)
-                topic = first_aid_topic(question)
-                assert topic is not None
                 safety = screen.assess(question) if screen is not None else None
                 t0 = time.perf_counter()
                 triage = controller.triage(Case(question=question))
@@ -76,7 +73,7 @@ def collect(files: list[Path]) -> None:
                     "set": name,
                     "id": item,
                     "question": question,
-                    "card": topic.name,
+                    "card": card,
                     "screen_score": None if safety is None else round(safety.score, 4),
                     "screen_refuses": None if safety is None else safety.harmful,
                     "controller": triage.model_categories,

@@ -326,3 +326,17 @@ def test_wanting_to_overdose_is_self_harm_and_gets_no_card(question: str) -> Non
 )
 def test_animals_fevers_devices_and_knowledge_get_no_later_card(question: str) -> None:
     assert first_aid_topic(question) is None
+
+
+def test_the_controller_record_covers_every_carded_question_and_finds_nothing_to_change() -> None:
+    """docs/results/first_aid_controller.jsonl is what lets the gate skip the controller model
+    for a card (docs/careguard.md): it must hold every question the rules card now, and in it
+    neither the request screen nor the controller withholds or replaces a card."""
+    from scripts.first_aid_controller import OUT, carded
+
+    names = [p.stem for p in sorted(DATA.glob("first_aid_*.jsonl"))]
+    routed = {c[2] for name in names for c in carded(DATA / f"{name}.jsonl")}
+    rows = [json.loads(line) for line in (DATA.parents[3] / OUT).open()]
+    assert {r["question"] for r in rows} == routed
+    assert not any(r["screen_refuses"] or r["short_circuit"] for r in rows)
+    assert not any("harmful_request" in r["categories"] for r in rows)
