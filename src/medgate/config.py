@@ -503,6 +503,27 @@ class SelfCheckConfig(Section):
         return SELF_CHECK_THRESHOLDS[self.reading]
 
 
+class TrimConfig(Section):
+    """Leaving a general answer's doubted sentences out of the released text
+    (medgate.careguard.trimming; docs/careguard.md, "Trimming doubted sentences")."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Read each sentence of a general-information answer that is about to be "
+        "released with the generator's self-check, and leave out every sentence after the first "
+        "whose P(no) to 'is it medically correct?' is above the threshold (never one that sends "
+        "the reader to a professional). Needs a white-box generator.",
+    )
+    threshold: float = Field(
+        default=0.20,
+        gt=0,
+        lt=1,
+        description="P(no) above which a later sentence is left out. 0.20: the embedded 1.5B "
+        "generator's cut, the highest on a 0.05 grid that left at most 8% of hand-labelled dev "
+        "first drafts wrong (docs/results/trim_doubted.md); another generator needs its own.",
+    )
+
+
 #: The embedded 1.5B generator's cut for each self-check reading (SelfCheckConfig.threshold),
 #: chosen on hand-labelled first drafts: statements, the lowest cut that holds back at most one
 #: in ten right drafts (at the balanced-accuracy cut, 0.1927, it held back a third of them and
@@ -597,6 +618,7 @@ class CareGuardConfig(Section):
     request_safety: RequestSafetyConfig = Field(default_factory=RequestSafetyConfig)
     hra_risk: HRARiskConfig = Field(default_factory=HRARiskConfig)
     self_check: SelfCheckConfig = Field(default_factory=SelfCheckConfig)
+    trim: TrimConfig = Field(default_factory=TrimConfig)
 
     def spec(self, role: str, default: str) -> str:
         """The model spec for ``role`` (controller, generator, sra, hra, stance)."""

@@ -11,8 +11,10 @@ from medgate.careguard.records import Evaluator
 from medgate.careguard.request_safety import build_request_screen, reply_screen
 from medgate.careguard.stance import StanceReader
 from medgate.careguard.triage import Controller
+from medgate.careguard.trimming import SentenceTrimmer
 from medgate.claims import build_claims_checker
 from medgate.config import MedgateConfig
+from medgate.errors import ConfigError
 
 
 def build_careguard(
@@ -78,6 +80,15 @@ def build_careguard(
     # The request screen is built here so that a missing encoder or artifact is an error at
     # assembly, with the fix named, not a refusal of every request later.
     screen = build_request_screen(config, pool)
+    trimmer = None
+    if cg.trim.enabled:
+        if not isinstance(generator_model, WhiteBoxModel):
+            raise ConfigError(
+                f"careguard.trim reads the generator's token probabilities; "
+                f"{generator_model.name} gives none: set careguard.trim.enabled = false or use a "
+                "white-box generator"
+            )
+        trimmer = SentenceTrimmer(generator_model, cg.trim.threshold)
     return CareGuardGate(
         controller,
         generator,
@@ -87,4 +98,5 @@ def build_careguard(
         stance=stance,
         screen=screen,
         reply_screen=reply_screen(config) if screen is not None else None,
+        trimmer=trimmer,
     )

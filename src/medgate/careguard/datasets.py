@@ -204,6 +204,12 @@ GENERAL_QUESTIONS_HELDOUT_8 = PatientQuestions(
     "generator's self-check, read with the prompt chosen on dev drafts, on questions never used "
     "to choose anything",
 )
+GENERAL_QUESTIONS_HELDOUT_9 = PatientQuestions(
+    "general-questions-heldout-9",
+    "general_questions_heldout_9.jsonl",
+    "36 more general health questions needing no patient context, written to measure the trim "
+    "of doubted sentences on questions never used to choose anything",
+)
 CRISIS_QUESTIONS = PatientQuestions(
     "crisis-questions",
     "crisis_questions.jsonl",

@@ -48,6 +48,7 @@ from medgate.careguard.records import (
     RequestSafety,
     Round,
     Triage,
+    Trimming,
 )
 from medgate.careguard.release_checks import ReleaseContext, asks_permission, release_findings
 from medgate.careguard.request_safety import ReplyScreen, RequestScreen
@@ -55,6 +56,7 @@ from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conserva
 from medgate.careguard.screening import ScreeningQuestion
 from medgate.careguard.stance import Lean, StanceReader
 from medgate.careguard.triage import Controller, instructions_for, no_triage
+from medgate.careguard.trimming import HEADER_ONLY, SentenceTrimmer
 from medgate.careguard.yes_release import (
     decide_yes_release,
     marked_harmful,
@@ -103,6 +105,8 @@ class CareGuardGate:
     offline record store, so no citation counts as support. ``screen`` scores every request
     before any answer is drafted (:mod:`medgate.careguard.request_safety`); None: no screen.
     ``reply_screen`` has the same screen read every draft; None: drafts are not screened.
+    ``trimmer`` leaves a general answer's doubted later sentences out of the released text
+    (:mod:`medgate.careguard.trimming`); None: the draft is released whole.
     """
 
     def __init__(
@@ -115,8 +119,10 @@ class CareGuardGate:
         stance: StanceReader | None = None,
         screen: RequestScreen | None = None,
         reply_screen: ReplyScreen | None = None,
+        trimmer: SentenceTrimmer | None = None,
     ) -> None:
         self.controller = controller
+        self.trimmer = trimmer
         self.screen = screen
         self.reply_screen = reply_screen if screen is not None else None
         self.generator = generator
@@ -362,6 +368,11 @@ class CareGuardGate:
                 # No judge's score passes a release check.
                 and not held
             )
+            trimming = None
+            if passed and self.trimmer is not None and trims(triage, permission):
+                # A reading that fails raises, and the gate withholds the answer (fail closed).
+                trimming = self.trimmer.trim(case.question, draft.text)
+                passed = not trimming.header_only
             report.rounds.append(
                 Round(
                     iteration=iteration,
@@ -380,6 +391,7 @@ class CareGuardGate:
                     waiver=waiver,
                     yes_release=yes,
                     reply_safety=reading,
+                    trimming=trimming,
                     passed=passed,
                 )
             )
@@ -399,14 +411,15 @@ class CareGuardGate:
                 report.outcome = Outcome.RELEASED if first else Outcome.REFINED
                 return (
                     Status.RELEASED if first else Status.REFINED,
-                    apply_disclaimer(draft.text),
-                    release_reason(assessments, iteration, waiver),
+                    apply_disclaimer(draft.text if trimming is None else trimming.text),
+                    release_reason(assessments, iteration, waiver) + trimmed_note(trimming),
                 )
             feedback = list(
                 dict.fromkeys(
                     [
                         *feedback,
                         *(f.feedback for f in held),
+                        *([HEADER_ONLY] if trimming is not None and trimming.header_only else []),
                         *claims_feedback(blocking),
                         *feedback_from(assessments.values()),
                     ]
@@ -555,6 +568,23 @@ def claims_feedback(flags: list[ClaimFlag]) -> list[str]:
         f'or pharmacist must decide): "{f.sentence}"'
         for f in flags
     ]
+
+
+def trims(triage: Triage, permission: bool) -> bool:
+    """Whether a released draft is trimmed: general information only, never a question asking
+    whether to do something (its caveats must stay)."""
+    return not permission and all(c is RiskCategory.GENERAL for c in triage.categories)
+
+
+def trimmed_note(trimming: Trimming | None) -> str:
+    """What the release reason says of the trim; nothing when no sentence was left out."""
+    if trimming is None or not trimming.dropped:
+        return ""
+    n = trimming.dropped
+    return (
+        f"; {n} sentence{'s' if n > 1 else ''} the generator doubted (P(no) above "
+        f"{trimming.threshold:.2f}) left out"
+    )
 
 
 def release_reason(

@@ -178,6 +178,40 @@ def judges_by_name(data: Any, names: tuple[str, ...] = ("sra", "hra")) -> Any:
     return data
 
 
+TrimWhy = Literal["lead", "referral", "trusted", "doubted"]
+
+
+class TrimmedSentence(Record):
+    """One sentence of the draft and what became of it."""
+
+    text: str
+    p_error: float = Field(ge=0, le=1, description="The generator's P(no), over yes/no.")
+    kept: bool
+    why: TrimWhy = Field(
+        description="'lead': the opening sentence, always kept; 'referral': it sends the "
+        "reader to a professional, always kept; 'trusted': P(no) at or below the cut; "
+        "'doubted': above it, left out."
+    )
+
+
+class Trimming(Record):
+    """The trim of one released draft."""
+
+    threshold: float
+    sentences: list[TrimmedSentence]
+    text: str = Field(description="What is released: the draft without its doubted sentences.")
+    header_only: bool = Field(
+        default=False,
+        description="True when only an opening ending in ':' would be left: nothing to release.",
+    )
+    seconds: float = 0.0
+    usage: Usage | None = None
+
+    @property
+    def dropped(self) -> int:
+        return sum(not s.kept for s in self.sentences)
+
+
 class YesRelease(Record):
     """Whether an endorsement of the asked-about practice may be released, and each vote
     (:mod:`medgate.careguard.yes_release`)."""
@@ -219,6 +253,11 @@ class Round(Record):
         description="The request-safety classifier's score of this draft against the reply "
         "threshold (medgate.careguard.request_safety.reply_screen); None when the reply "
         "screen is off. At or above it the request is refused and nothing else judges the draft.",
+    )
+    trimming: Trimming | None = Field(
+        default=None,
+        description="The released draft's doubted sentences left out "
+        "(medgate.careguard.trimming); None when trimming is off or does not apply.",
     )
     passed: bool
 

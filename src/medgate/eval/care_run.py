@@ -34,7 +34,7 @@ from medgate.careguard.evaluation import (
 )
 from medgate.careguard.gate import screening_questions
 from medgate.case_record import CaseRecord, RunInfo
-from medgate.config import MedgateConfig, SelfCheckConfig
+from medgate.config import MedgateConfig, SelfCheckConfig, TrimConfig
 from medgate.errors import ConfigError
 from medgate.eval.data import DATASETS
 from medgate.eval.runlog import RunLog, matching_log
@@ -55,6 +55,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
         "judges": ["sra", "hra", "self_check"],
         "self_check": SelfCheckConfig(reading="statements_no_error"),
     },
+    # Not an ablation: the released draft's doubted later sentences left out (docs/careguard.md).
+    "with_trimming": {"trim": TrimConfig(enabled=True)},
 }
 
 #: Where the committed CareGuard runs live (relative to the working directory, like --out).

@@ -1,0 +1,125 @@
+"""Releasing only what the writer stands behind: a general answer's later sentences that the
+generator doubts are left out of the text released.
+
+A wrong answer to a general health question is usually a right opening sentence followed by a
+false detail ("Serotonin is a neurotransmitter ... It is produced in the brain and travels
+through the bloodstream"). Holding the whole answer back for one doubted sentence blocks right
+answers too, and its refinement often goes wrong elsewhere (docs/results/careguard_runs_v8/
+NOTES.md). Here each sentence is read by the generator's self-check
+(:func:`medgate.careguard.self_check.read_statements`, P(no) to "is the statement medically
+correct?", in the manner of SelfCheckGPT's sentence-level scores), and every sentence after the
+first whose P(no) is above the cut is left out. The opening sentence is the answer itself and is
+always kept: without it nothing is left to release, and the gate's judges already passed it.
+A sentence that sends the reader to a professional is never left out, whatever its reading.
+
+The cut was chosen on hand-labelled first drafts and measured once on other drafts
+(``python scripts/trim_doubted.py``, docs/results/trim_doubted.md). The trim applies only to
+answers the triage found to be general information; risky categories get their own fixed or
+screened answers, and a permission question's caveats must never be cut.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from medgate.backends.base import WhiteBoxModel, opening_labels
+from medgate.careguard.consistency import words
+from medgate.careguard.records import TrimmedSentence, Trimming, TrimWhy
+from medgate.careguard.scoring import REFERRAL
+from medgate.careguard.self_check import LABELS, STATEMENT_QUESTION, statement_messages
+from medgate.claims.sentences import split_sentences
+from medgate.records import Usage
+
+NAME = "trim"
+
+#: What the refinement is told when trimming would leave only an opening that introduces a list.
+HEADER_ONLY = (
+    "Answer in two or three plain sentences, not a list, and leave out anything you are not "
+    "sure of."
+)
+
+_LIST_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#{1,6})?\s*$")
+
+
+def decide(position: int, sentence: str, p_error: float, threshold: float) -> TrimWhy:
+    """What becomes of the sentence at ``position`` (0: the opening) read at ``p_error``."""
+    if position == 0:
+        return "lead"
+    if REFERRAL.search(sentence):
+        return "referral"
+    return "trusted" if p_error <= threshold else "doubted"
+
+
+def header_only(kept: list[str], total: int) -> bool:
+    """Whether only an opening that introduces a list would be left of ``total`` sentences."""
+    return len(kept) == 1 and total > 1 and kept[0].rstrip().endswith(":")
+
+
+def without(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with the ``(start, end)`` spans cut out; lines left holding only a list marker go,
+    and the spaces a cut leaves behind are closed up."""
+    pieces, pos = [], 0
+    for start, end in sorted(spans):
+        pieces.append(text[pos:start])
+        pos = end
+    pieces.append(text[pos:])
+    lines = [re.sub(r"[ \t]{2,}", " ", line).rstrip() for line in "".join(pieces).splitlines()]
+    kept: list[str] = []
+    for line in lines:
+        if _LIST_LINE.fullmatch(line) and line.strip():
+            continue
+        if not line.strip() and (not kept or not kept[-1].strip()):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+class SentenceTrimmer:
+    """Reads each sentence of a draft with the generator's self-check and leaves out the doubted
+    ones after the first (see the module docstring)."""
+
+    name = NAME
+
+    def __init__(self, model: WhiteBoxModel, threshold: float) -> None:
+        self.model = model
+        self.threshold = threshold
+
+    def trim(self, question: str, answer: str) -> Trimming:
+        """The trim of ``answer``; ModelError when a reading gives no distribution (the gate
+        then withholds the answer: it fails closed)."""
+        t0 = time.perf_counter()
+        sentences = [s for s in split_sentences(answer) if words(s.text)]
+        out: list[TrimmedSentence] = []
+        cut: list[tuple[int, int]] = []
+        prompt_tokens = 0
+        for n, sentence in enumerate(sentences):
+            probs, _, tokens = opening_labels(
+                self.model,
+                statement_messages(question, sentence.text, STATEMENT_QUESTION),
+                LABELS,
+            )
+            prompt_tokens += tokens
+            p_error = float(probs.get("no", 0.0))
+            why = decide(n, sentence.text, p_error, self.threshold)
+            out.append(
+                TrimmedSentence(text=sentence.text, p_error=p_error, kept=why != "doubted", why=why)
+            )
+            if why == "doubted":
+                cut.append((sentence.start, sentence.end))
+        text = without(answer, cut) if cut else answer
+        seconds = time.perf_counter() - t0
+        return Trimming(
+            threshold=self.threshold,
+            sentences=out,
+            text=text,
+            header_only=header_only([t.text for t in out if t.kept], len(out)),
+            seconds=seconds,
+            usage=Usage(
+                role=NAME,
+                model=self.model.name,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=len(out),
+                seconds=seconds,
+            ),
+        )
