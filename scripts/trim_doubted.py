@@ -1,4 +1,4 @@
-"""Which cut should the trim of doubted sentences use? Chosen on dev first drafts, read once on test.
+"""The cut for the trim of doubted sentences: chosen on dev first drafts, read once on test.
 
     python scripts/trim_doubted.py
 
@@ -101,7 +101,7 @@ def main() -> None:
     dev_grid = [replay(dev, wrong, c) for c in GRID]
     allowed = [r for r in dev_grid if r["wrong_share"] <= MAX_DEV_WRONG]
     if not allowed:
-        raise SystemExit(f"no cut on the grid leaves at most {MAX_DEV_WRONG:.0%} of dev drafts wrong")
+        raise SystemExit(f"no cut leaves at most {MAX_DEV_WRONG:.0%} of dev drafts wrong")
     chosen = max(allowed, key=lambda r: r["cut"])["cut"]
     test_grid = [replay(test, wrong, c) for c in GRID]
     untrimmed = {p: replay(d, wrong, 1.0) for p, d in (("dev", dev), ("test", test))}

@@ -504,15 +504,20 @@ class SelfCheckConfig(Section):
 
 
 class TrimConfig(Section):
-    """Leaving a general answer's doubted sentences out of the released text
-    (medgate.careguard.trimming; docs/careguard.md, "Trimming doubted sentences")."""
+    """Leaving a general answer's doubted later sentences out of the released text
+    (medgate.careguard.trimming; docs/careguard.md, "Trimming doubted sentences"): on by default
+    since it lowered the share of wrong released answers end to end
+    (docs/results/careguard_runs_v9/NOTES.md)."""
 
-    enabled: bool = Field(
-        default=False,
+    enabled: bool | None = Field(
+        default=None,
         description="Read each sentence of a general-information answer that is about to be "
         "released with the generator's self-check, and leave out every sentence after the first "
         "whose P(no) to 'is it medically correct?' is above the threshold (never one that sends "
-        "the reader to a professional). Needs a white-box generator.",
+        "the reader to a professional). Unset: on whenever the generator gives token "
+        "probabilities (a black-box generator's answers are released untrimmed, as "
+        "rounds[].trimming = null shows); true: required, a black-box generator is a "
+        "configuration error; false: off.",
     )
     threshold: float = Field(
         default=0.20,

@@ -81,14 +81,15 @@ def build_careguard(
     # assembly, with the fix named, not a refusal of every request later.
     screen = build_request_screen(config, pool)
     trimmer = None
-    if cg.trim.enabled:
-        if not isinstance(generator_model, WhiteBoxModel):
+    if cg.trim.enabled is not False:
+        if isinstance(generator_model, WhiteBoxModel):
+            trimmer = SentenceTrimmer(generator_model, cg.trim.threshold)
+        elif cg.trim.enabled:
             raise ConfigError(
                 f"careguard.trim reads the generator's token probabilities; "
-                f"{generator_model.name} gives none: set careguard.trim.enabled = false or use a "
+                f"{generator_model.name} gives none: unset careguard.trim.enabled or use a "
                 "white-box generator"
             )
-        trimmer = SentenceTrimmer(generator_model, cg.trim.threshold)
     return CareGuardGate(
         controller,
         generator,

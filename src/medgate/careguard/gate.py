@@ -573,7 +573,7 @@ def claims_feedback(flags: list[ClaimFlag]) -> list[str]:
 def trims(triage: Triage, permission: bool) -> bool:
     """Whether a released draft is trimmed: general information only, never a question asking
     whether to do something (its caveats must stay)."""
-    return not permission and all(c is RiskCategory.GENERAL for c in triage.categories)
+    return not permission and not any(c.risky for c in triage.categories)
 
 
 def trimmed_note(trimming: Trimming | None) -> str:

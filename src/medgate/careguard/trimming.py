@@ -13,7 +13,8 @@ always kept: without it nothing is left to release, and the gate's judges alread
 A sentence that sends the reader to a professional is never left out, whatever its reading.
 
 The cut was chosen on hand-labelled first drafts and measured once on other drafts
-(``python scripts/trim_doubted.py``, docs/results/trim_doubted.md). The trim applies only to
+(``python scripts/trim_doubted.py``, docs/results/trim_doubted.md), then end to end on
+questions written for it (docs/results/careguard_runs_v9/NOTES.md). The trim applies only to
 answers the triage found to be general information; risky categories get their own fixed or
 screened answers, and a permission question's caveats must never be cut.
 """

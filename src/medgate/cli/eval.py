@@ -352,8 +352,8 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--config",
-                help="main, an ablation (no_controller, no_sra, no_hra), with_self_check or "
-                "with_self_check_no_error.",
+                help="main, an ablation (no_controller, no_sra, no_hra, no_trimming), "
+                "with_self_check, with_self_check_no_error or with_trimming.",
             ),
         ] = "main",
         max_refinements: Annotated[

@@ -55,7 +55,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
         "judges": ["sra", "hra", "self_check"],
         "self_check": SelfCheckConfig(reading="statements_no_error"),
     },
-    # Not an ablation: the released draft's doubted later sentences left out (docs/careguard.md).
+    # The released draft's doubted later sentences kept (off) or left out (required; the
+    # default leaves them out whenever the generator is white-box). docs/careguard.md.
+    "no_trimming": {"trim": TrimConfig(enabled=False)},
     "with_trimming": {"trim": TrimConfig(enabled=True)},
 }
 

@@ -1,0 +1,196 @@
+"""The trim of doubted sentences (medgate.careguard.trimming) and its place in the gate."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+from scripts import trim_doubted
+
+from medgate.backends.base import ChatMessage, Completion
+from medgate.backends.fake import FakeModel
+from medgate.backends.pool import ModelPool
+from medgate.careguard import HallucinationJudge, SafetyJudge
+from medgate.careguard.build import build_careguard
+from medgate.careguard.categories import RiskCategory
+from medgate.careguard.evaluators import Evaluators
+from medgate.careguard.gate import CareGuardGate, trims
+from medgate.careguard.generator import Generator
+from medgate.careguard.records import CareGuardReport, Triage
+from medgate.careguard.self_check import STATEMENT_QUESTION
+from medgate.careguard.triage import Controller
+from medgate.careguard.trimming import (
+    HEADER_ONLY,
+    SentenceTrimmer,
+    decide,
+    header_only,
+    without,
+)
+from medgate.config import CareGuardConfig, MedgateConfig, load_config
+from medgate.errors import ConfigError
+from medgate.records import Case, Status
+from tests.unit.hrs_helpers import opening_reading
+from tests.unit.test_careguard_gate import Rig, verdict_json
+
+QUESTION_TEXT = "What is serotonin?"
+LEAD = "Serotonin is a chemical messenger that helps regulate mood and sleep."
+WRONG = "It is made in the brain and carried in the blood to the rest of the body."
+RIGHT = "Most of it is made in the gut."
+REFER = "If your mood is low for weeks, talk to your doctor."
+#: P(no) the fake generator gives each statement it is asked about.
+DOUBT = {LEAD: 0.6, WRONG: 0.7, RIGHT: 0.1, REFER: 0.9}
+
+
+def by_statement(messages: Sequence[ChatMessage]) -> Completion:
+    asked = messages[-1].content.rsplit("Statement: ", 1)[1]
+    p_no = DOUBT.get(asked)
+    if p_no is None:
+        return opening_reading(None, None)
+    return opening_reading({"yes": 1.0 - p_no, "no": p_no}, 0.98, prompt_tokens=30)
+
+
+def writer() -> FakeModel:
+    return FakeModel("writer").script_completion(STATEMENT_QUESTION, by_statement, repeat=True)
+
+
+def test_each_later_sentence_is_kept_or_left_out_by_its_reading() -> None:
+    assert decide(0, WRONG, 0.99, 0.2) == "lead"
+    assert decide(1, REFER, 0.99, 0.2) == "referral"
+    assert decide(1, RIGHT, 0.2, 0.2) == "trusted"
+    assert decide(1, WRONG, 0.21, 0.2) == "doubted"
+
+
+def test_the_doubted_sentences_are_cut_from_the_text_and_recorded() -> None:
+    trimming = SentenceTrimmer(writer(), 0.2).trim(
+        QUESTION_TEXT, f"{LEAD} {WRONG} {RIGHT}\n\n{REFER}"
+    )
+    assert trimming.text == f"{LEAD} {RIGHT}\n\n{REFER}"
+    assert [s.why for s in trimming.sentences] == ["lead", "doubted", "trusted", "referral"]
+    assert [s.p_error for s in trimming.sentences] == pytest.approx([0.6, 0.7, 0.1, 0.9])
+    assert trimming.dropped == 1 and not trimming.header_only
+    assert trimming.usage is not None and trimming.usage.prompt_tokens == 120
+
+
+def test_a_list_item_left_out_takes_its_marker_line_with_it() -> None:
+    text = f"{LEAD}\n\n- {WRONG}\n- {RIGHT}\n\n\n{REFER}"
+    assert without(text, [(text.index(WRONG), text.index(WRONG) + len(WRONG))]) == (
+        f"{LEAD}\n\n- {RIGHT}\n\n{REFER}"
+    )
+
+
+def test_only_an_opening_that_introduces_a_list_is_nothing_to_release() -> None:
+    assert header_only(["It does three things:"], 3)
+    assert not header_only(["It does three things."], 3)
+    assert not header_only(["It does three things:"], 1)
+
+
+def test_a_reading_that_gives_no_distribution_is_an_error() -> None:
+    trimmer = SentenceTrimmer(writer(), 0.2)
+    with pytest.raises(Exception, match="distribution"):
+        trimmer.trim(QUESTION_TEXT, f"{LEAD} An unscripted sentence.")
+
+
+def test_only_general_answers_that_ask_no_permission_are_trimmed() -> None:
+    general = Triage(category=RiskCategory.GENERAL, categories=[RiskCategory.GENERAL])
+    dosing = Triage(
+        category=RiskCategory.MEDICATION,
+        categories=[RiskCategory.MEDICATION, RiskCategory.GENERAL],
+    )
+    assert trims(general, permission=False)
+    assert not trims(general, permission=True)
+    assert not trims(dosing, permission=False)
+
+
+def trimming_gate(rig: Rig, max_refinements: int = 0) -> CareGuardGate:
+    return CareGuardGate(
+        Controller(rig.controller_model),
+        Generator(rig.generator_model),
+        Evaluators([SafetyJudge(rig.sra_model), HallucinationJudge(rig.hra_model)]),
+        CareGuardConfig(max_refinements=max_refinements),
+        trimmer=SentenceTrimmer(writer(), 0.2),
+    )
+
+
+def test_the_gate_releases_the_trimmed_text_and_says_what_it_left_out() -> None:
+    rig = Rig().drafts(f"{LEAD} {WRONG} {RIGHT}")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = trimming_gate(rig).check(Case(question=QUESTION_TEXT))
+    assert verdict.status is Status.RELEASED
+    assert verdict.answer is not None and verdict.answer.startswith(f"{LEAD} {RIGHT}")
+    assert WRONG not in verdict.answer
+    assert "1 sentence the generator doubted" in verdict.reason
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None and report.rounds[-1].trimming is not None
+    assert report.rounds[-1].trimming.dropped == 1
+    # The whole draft stays in the trace, for a reviewer.
+    assert WRONG in report.rounds[-1].draft.text
+
+
+def test_a_permission_question_is_released_whole() -> None:
+    rig = Rig().drafts(f"{LEAD} {WRONG}")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = trimming_gate(rig).check(Case(question="Is it safe to eat bananas every day?"))
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None and report.rounds
+    assert all(r.trimming is None for r in report.rounds)
+
+
+def test_a_reading_that_fails_withholds_the_answer() -> None:
+    rig = Rig().drafts(f"{LEAD} Nothing scripted reads this sentence.")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = trimming_gate(rig).check(Case(question=QUESTION_TEXT))
+    assert verdict.status is Status.BLOCKED
+    assert verdict.answer is not None and "Nothing scripted" not in verdict.answer
+
+
+def test_an_opening_left_alone_before_its_list_asks_for_a_refinement() -> None:
+    DOUBT["It does three things:"] = 0.1
+    rig = Rig().drafts(f"It does three things:\n\n- {WRONG}", f"{LEAD} {RIGHT}")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = trimming_gate(rig, max_refinements=1).check(Case(question=QUESTION_TEXT))
+    assert verdict.status is Status.REFINED
+    assert verdict.answer is not None and verdict.answer.startswith(f"{LEAD} {RIGHT}")
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None
+    first = report.rounds[0]
+    assert first.trimming is not None and first.trimming.header_only and not first.passed
+    assert HEADER_ONLY in rig.generator_prompts[1]
+
+
+def trim_config(enabled: bool | None) -> MedgateConfig:
+    trim = {} if enabled is None else {"enabled": enabled}
+    return load_config(model="fake", careguard={"request_safety": {"enabled": False}, "trim": trim})
+
+
+def test_the_trim_is_on_by_default_for_a_white_box_generator_and_can_be_switched_off() -> None:
+    default = trim_config(None)
+    gate = build_careguard(default, ModelPool(default))
+    assert gate.trimmer is not None and gate.trimmer.threshold == 0.20
+    off = trim_config(False)
+    assert build_careguard(off, ModelPool(off)).trimmer is None
+
+
+def test_a_black_box_generator_is_released_untrimmed_unless_the_trim_is_required(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class BlackBox:
+        name = "black-box"
+
+    monkeypatch.setattr(ModelPool, "get", lambda self, spec, role="": BlackBox())
+    default = trim_config(None)
+    assert build_careguard(default, ModelPool(default)).trimmer is None
+    required = trim_config(True)
+    with pytest.raises(ConfigError, match=r"careguard\.trim"):
+        build_careguard(required, ModelPool(required))
+
+
+def test_the_committed_cut_is_what_the_replay_gives() -> None:
+    summary = json.loads((trim_doubted.RESULTS / "trim_doubted.json").read_text())
+    wrong = trim_doubted.wrong_sentences()
+    dev = [trim_doubted.replay(trim_doubted.readings("dev"), wrong, c) for c in trim_doubted.GRID]
+    assert dev == summary["dev"]
+    allowed = [r["cut"] for r in dev if r["wrong_share"] <= trim_doubted.MAX_DEV_WRONG]
+    assert max(allowed) == summary["chosen"] == CareGuardConfig().trim.threshold
+    test = trim_doubted.replay(trim_doubted.readings("test"), wrong, summary["chosen"])
+    assert test == summary["test_at_chosen"]
