@@ -91,6 +91,13 @@ def test_no_question_of_the_later_sets_gets_another_topics_card(
         "How can I improve my breaststroke?",
         "What causes fainting?",
         "How long does it take to recover from a stroke?",
+        # Animals, fevers, devices and knowledge questions beside the later cards' words.
+        "What should I do if my diabetic cat is shaking?",
+        "My dog is overheating in the car, what do I do?",
+        "What should I do if my child has a fever and is shivering?",
+        "My laptop is overheating, what should I do?",
+        "Where can I buy naloxone and how much does it cost?",
+        "What causes hypothermia in older people?",
     ],
 )
 def test_questions_that_only_share_a_word_are_not_first_aid(question: str) -> None:
@@ -311,21 +318,6 @@ def test_an_overdose_now_gets_the_emergency_guidance_then_naloxone() -> None:
 )
 def test_wanting_to_overdose_is_self_harm_and_gets_no_card(question: str) -> None:
     assert route(question) == ("crisis: self_harm", None)
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "What should I do if my diabetic cat is shaking?",
-        "My dog is overheating in the car, what do I do?",
-        "What should I do if my child has a fever and is shivering?",
-        "My laptop is overheating, what should I do?",
-        "Where can I buy naloxone and how much does it cost?",
-        "What causes hypothermia in older people?",
-    ],
-)
-def test_animals_fevers_devices_and_knowledge_get_no_later_card(question: str) -> None:
-    assert first_aid_topic(question) is None
 
 
 def test_the_controller_record_covers_every_carded_question_and_finds_nothing_to_change() -> None:

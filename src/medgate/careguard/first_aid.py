@@ -50,6 +50,22 @@ def _words(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+def _within(span: int) -> str:
+    """Up to ``span`` characters of one sentence."""
+    return rf"[^.?!]{{0,{span}}}"
+
+
+def _across(span: int) -> str:
+    """Up to ``span`` characters, over a sentence's end (a setting told in the sentence before)."""
+    return rf"[^?!]{{0,{span}}}"
+
+
+def _either(a: str, b: str, gap: str, back: str | None = None) -> str:
+    """``a`` then ``b`` with ``gap`` between them, or ``b`` then ``a`` with ``back`` (default:
+    the same gap). Each pattern brings its own word boundaries."""
+    return f"{a}{gap}{b}|{b}{gap if back is None else back}{a}"
+
+
 #: Opioids as people name them, and the trouble that makes them a first-aid question.
 _OPIOIDS = (
     r"opioids?|opiates?|heroin|smack|fentanyl|oxy(?:codone|contin|s)?|morphine|methadone|"
@@ -113,14 +129,12 @@ TOPICS: tuple[FirstAidTopic, ...] = (
     FirstAidTopic(
         "opioid_overdose",
         _words(
-            rf"\bnaloxone\b|\bnarcan\b|\bnyxoid\b|\bprenoxad\b|"
-            rf"\b(?:tiny|pinpoint|pin-point|pinned) pupils?\b|\bpupils (?:are |were )?(?:tiny|"
-            rf"pinpoint|pinned)\b|"
-            rf"\b(?:{_OPIOIDS})\b[^.?!]{{0,80}}\b(?:{_OPIOID_TROUBLE})|"
-            rf"\b(?:{_OPIOIDS})\b[^?!]{{0,120}}\b(?:{_GRAVE_SIGNS})|"
-            rf"\b(?:{_OPIOID_TROUBLE})[^.?!]{{0,80}}\b(?:{_OPIOIDS})\b|"
-            rf"\b(?:{_NEEDLE})\b[^.?!]{{0,80}}\b(?:{_GRAVE_SIGNS})|"
-            rf"\b(?:{_GRAVE_SIGNS})[^.?!]{{0,80}}\b(?:{_NEEDLE})\b"
+            r"\bnaloxone\b|\bnarcan\b|\bnyxoid\b|\bprenoxad\b|"
+            r"\b(?:tiny|pinpoint|pin-point|pinned) pupils?\b|\bpupils (?:are |were )?(?:tiny|"
+            r"pinpoint|pinned)\b|"
+            + _either(rf"\b(?:{_OPIOIDS})\b", rf"\b(?:{_OPIOID_TROUBLE})", _within(80))
+            + rf"|\b(?:{_OPIOIDS})\b{_across(120)}\b(?:{_GRAVE_SIGNS})|"
+            + _either(rf"\b(?:{_NEEDLE})\b", rf"\b(?:{_GRAVE_SIGNS})", _within(80))
         ),
         "An opioid overdose (heroin, fentanyl, morphine, oxycodone, methadone, codeine or other "
         "strong painkillers) can stop someone breathing. Signs are being very sleepy or "
@@ -145,10 +159,11 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\bcardiac arrest\b|\b(?:not|isn'?t|is not|stopped|stops) breathing\b|"
             r"\bmouth[- ]to[- ]mouth\b|\bhands[- ]only\b|"
             # Gasping in someone who does not respond is not breathing normally.
-            r"\b(?:not respond\w*|not answering|unresponsive|won'?t respond|"
-            r"collapsed)\b[^?!]{0,100}"
-            r"\bgasp\w*|\bgasp\w*[^?!]{0,100}\b(?:not respond\w*|not answering|unresponsive|"
-            r"won'?t respond|collapsed)\b"
+            + _either(
+                r"\b(?:not respond\w*|not answering|unresponsive|won'?t respond|collapsed)\b",
+                r"\bgasp\w*",
+                _across(100),
+            )
         ),
         "If an adult is unresponsive and not breathing normally, call your emergency number at "
         "once, on speaker so your hands are free, and send someone for a defibrillator (AED). "
@@ -463,8 +478,7 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"\b(?:blood )?(?:sugar|glucose|bg|bs)(?: levels?)? (?:is |are |has |was |went |'s )?"
             r"(?:really |very |too |dangerously )?(?:low|dropp\w*|crash\w*|falling|fell|tank\w*)"
             r"\b|\bglucagon\b|\bglucose (?:tablets?|tabs|gel)\b|"
-            rf"\b(?:{_DIABETES})[^?!]{{0,100}}\b(?:{_HYPO_SIGNS})|"
-            rf"\b(?:{_HYPO_SIGNS})[^.?!]{{0,100}}\b(?:{_DIABETES})"
+            + _either(rf"\b(?:{_DIABETES})", rf"\b(?:{_HYPO_SIGNS})", _across(100), _within(100))
         ),
         "Low blood sugar (a hypo) is most common in people who take insulin or some diabetes "
         "tablets. Signs come on quickly: shaking, sweating, hunger, a pale face, a fast "
