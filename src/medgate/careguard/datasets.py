@@ -210,6 +210,12 @@ GENERAL_QUESTIONS_HELDOUT_9 = PatientQuestions(
     "36 more general health questions needing no patient context, written to measure the trim "
     "of doubted sentences on questions never used to choose anything",
 )
+GENERAL_QUESTIONS_HELDOUT_10 = PatientQuestions(
+    "general-questions-heldout-10",
+    "general_questions_heldout_10.jsonl",
+    "40 more general health questions needing no patient context, written for a second reading "
+    "of the trim of doubted sentences on questions never used to choose anything",
+)
 CRISIS_QUESTIONS = PatientQuestions(
     "crisis-questions",
     "crisis_questions.jsonl",
