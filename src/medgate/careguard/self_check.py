@@ -126,18 +126,23 @@ class StatementReading(NamedTuple):
     prompt_tokens: int
 
 
+def read_statement(
+    model: WhiteBoxModel, question: str, statement: str, prompt: str = STATEMENT_QUESTION
+) -> StatementReading:
+    """One statement read on its own, P(no) to ``prompt``; ModelError when the reading gives no
+    distribution."""
+    probs, mass, prompt_tokens = opening_labels(
+        model, statement_messages(question, statement, prompt), LABELS
+    )
+    return StatementReading(statement, float(probs.get("no", 0.0)), mass, prompt_tokens)
+
+
 def read_statements(
     model: WhiteBoxModel, question: str, answer: str, prompt: str = STATEMENT_QUESTION
 ) -> list[StatementReading]:
     """One reading per sentence of the answer (list items count as sentences), P(no) to
     ``prompt``; ModelError when a reading gives no distribution."""
-    out = []
-    for statement in sentences_of(answer):
-        probs, mass, prompt_tokens = opening_labels(
-            model, statement_messages(question, statement, prompt), LABELS
-        )
-        out.append(StatementReading(statement, float(probs.get("no", 0.0)), mass, prompt_tokens))
-    return out
+    return [read_statement(model, question, s, prompt) for s in sentences_of(answer)]
 
 
 class DraftReading(NamedTuple):

@@ -6,7 +6,7 @@ false detail ("Serotonin is a neurotransmitter ... It is produced in the brain a
 through the bloodstream"). Holding the whole answer back for one doubted sentence blocks right
 answers too, and its refinement often goes wrong elsewhere (docs/results/careguard_runs_v8/
 NOTES.md). Here each sentence is read by the generator's self-check
-(:func:`medgate.careguard.self_check.read_statements`, P(no) to "is the statement medically
+(:func:`medgate.careguard.self_check.read_statement`, P(no) to "is the statement medically
 correct?", in the manner of SelfCheckGPT's sentence-level scores), and every sentence after the
 first whose P(no) is above the cut is left out. The opening sentence is the answer itself and is
 always kept: without it nothing is left to release, and the gate's judges already passed it.
@@ -24,11 +24,11 @@ from __future__ import annotations
 import re
 import time
 
-from medgate.backends.base import WhiteBoxModel, opening_labels
+from medgate.backends.base import WhiteBoxModel
 from medgate.careguard.consistency import words
 from medgate.careguard.records import TrimmedSentence, Trimming, TrimWhy
 from medgate.careguard.scoring import REFERRAL
-from medgate.careguard.self_check import LABELS, STATEMENT_QUESTION, statement_messages
+from medgate.careguard.self_check import read_statement
 from medgate.claims.sentences import split_sentences
 from medgate.records import Usage
 
@@ -95,16 +95,13 @@ class SentenceTrimmer:
         cut: list[tuple[int, int]] = []
         prompt_tokens = 0
         for n, sentence in enumerate(sentences):
-            probs, _, tokens = opening_labels(
-                self.model,
-                statement_messages(question, sentence.text, STATEMENT_QUESTION),
-                LABELS,
-            )
-            prompt_tokens += tokens
-            p_error = float(probs.get("no", 0.0))
-            why = decide(n, sentence.text, p_error, self.threshold)
+            reading = read_statement(self.model, question, sentence.text)
+            prompt_tokens += reading.prompt_tokens
+            why = decide(n, sentence.text, reading.p_error, self.threshold)
             out.append(
-                TrimmedSentence(text=sentence.text, p_error=p_error, kept=why != "doubted", why=why)
+                TrimmedSentence(
+                    text=sentence.text, p_error=reading.p_error, kept=why != "doubted", why=why
+                )
             )
             if why == "doubted":
                 cut.append((sentence.start, sentence.end))
