@@ -374,8 +374,8 @@ TOPICS: tuple[FirstAidTopic, ...] = (
             r"nause\w*)\b|\b(?:pressure|tightness|heaviness|squeezing|tight)\b[^.?!]{0,30}\b(?:in|"
             r"on|across) (?:the middle of )?(?:my|his|her|their|the) chest\b[^.?!]{0,60}\b(?:arm|"
             r"jaw|sweat\w*|grey|gray|clammy|nause\w*|short of breath|breathless)\b|"
-            r"\belephant\b[^.?!]{0,30}\bchest\b|\bchest\b[^.?!]{0,30}\belephant\b|\b(?:chest|"
-            r"heartburn|indigestion|pressure)\b[^.?!]{0,60}"
+            + _either(r"\belephant\b", r"\bchest\b", _within(30))
+            + r"|\b(?:chest|heartburn|indigestion|pressure)\b[^.?!]{0,60}"
             r"\b(?:spread\w*|radiat\w*|going (?:up|down)|shooting)\b[^.?!]{0,30}\b(?:jaw|arm|"
             r"shoulder)"
         ),
