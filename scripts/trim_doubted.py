@@ -27,11 +27,11 @@ Writes docs/results/trim_doubted.md and .json.
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
+from medgate.careguard.hra_fit import read_items
 from medgate.careguard.trimming import decide, header_only
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
@@ -42,8 +42,7 @@ MAX_DEV_WRONG = 0.08
 
 
 def readings(pool: str) -> list[dict[str, Any]]:
-    with gzip.open(RESULTS / f"self_check_prompts_{pool}.jsonl.gz", "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return read_items(RESULTS / f"self_check_prompts_{pool}.jsonl.gz")
 
 
 def wrong_sentences() -> dict[str, set[int]]:
