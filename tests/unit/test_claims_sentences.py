@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from medgate.claims import split_sentences
+from medgate.claims.sentences import bare_marker
 
 
 def texts(text: str) -> list[str]:
@@ -72,3 +73,22 @@ def test_a_number_after_abbreviation_like_words_still_ends_sentences() -> None:
 def test_empty_and_punctuation_only_text() -> None:
     assert split_sentences("") == []
     assert split_sentences("  ---  \n\n ... ") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "bare"),
+    [
+        ("-", True),
+        ("  2.  ", True),
+        ("3)", True),
+        ("##", True),
+        ("•", True),
+        ("", False),
+        ("   ", False),
+        ("- Take 5 mg daily", False),
+        ("1. First item", False),
+        ("Plain text", False),
+    ],
+)
+def test_bare_marker_is_a_marker_with_nothing_after_it(line: str, bare: bool) -> None:
+    assert bare_marker(line) is bare

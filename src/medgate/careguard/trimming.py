@@ -29,7 +29,7 @@ from medgate.careguard.consistency import words
 from medgate.careguard.records import TrimmedSentence, Trimming, TrimWhy
 from medgate.careguard.scoring import REFERRAL
 from medgate.careguard.self_check import read_statement
-from medgate.claims.sentences import split_sentences
+from medgate.claims.sentences import bare_marker, split_sentences
 from medgate.records import Usage
 
 NAME = "trim"
@@ -39,8 +39,6 @@ HEADER_ONLY = (
     "Answer in two or three plain sentences, not a list, and leave out anything you are not "
     "sure of."
 )
-
-_LIST_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#{1,6})?\s*$")
 
 
 def decide(position: int, sentence: str, p_error: float, threshold: float) -> TrimWhy:
@@ -68,7 +66,7 @@ def without(text: str, spans: list[tuple[int, int]]) -> str:
     lines = [re.sub(r"[ \t]{2,}", " ", line).rstrip() for line in "".join(pieces).splitlines()]
     kept: list[str] = []
     for line in lines:
-        if _LIST_LINE.fullmatch(line) and line.strip():
+        if bare_marker(line):
             continue
         if not line.strip() and (not kept or not kept[-1].strip()):
             continue

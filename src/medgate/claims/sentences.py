@@ -67,7 +67,10 @@ NUMBERED_ABBREVIATIONS = frozenset(
     ["no", "nos", "p", "pp", "vol", "ref", "refs", "fig", "tab", "eq"]
 )
 
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#{1,6})\s+")
+#: A list item's or heading's marker: a bullet, "1." or "1)", or Markdown's "#" to "######".
+_MARKER = r"(?:[-*+•]|\d+[.)]|#{1,6})"
+_LIST_MARKER = re.compile(rf"^\s*{_MARKER}\s+")
+_BARE_MARKER = re.compile(rf"\s*{_MARKER}\s*")
 _END = re.compile(r"[.!?]+[\"'”’)\]]*")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 #: Citations that may follow the full stop yet belong to the sentence before it.
@@ -147,6 +150,11 @@ def _blocks(text: str) -> list[tuple[int, str]]:
         offset += len(line)
     blocks.append((start, text[start:]))
     return blocks
+
+
+def bare_marker(line: str) -> bool:
+    """Whether ``line`` holds a list or heading marker and nothing else."""
+    return _BARE_MARKER.fullmatch(line) is not None
 
 
 def split_sentences(text: str) -> list[Sentence]:
