@@ -9,9 +9,13 @@ outlive the runs they describe) follow the tables.
 from __future__ import annotations
 
 import json
+import re
+import statistics
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from medgate.careguard.evaluation import ItemResult, Metrics, metrics, rescore
 from medgate.eval.care_labels import (
@@ -142,6 +146,29 @@ def paired(
     return out
 
 
+#: A round's number in a stage's name ("careguard.round2.reply_screen"): one stage, every round.
+_ROUND = re.compile(r"\.round\d+\.")
+
+
+def stage_times(runs: dict[str, tuple[CareRunSpec, list[ItemResult]]]) -> dict[str, Any]:
+    """Seconds per stage over every record of the runs (each round's run of a stage counts
+    once): how many, median, p95 and max, by stage name with the round left out."""
+    seconds: dict[str, list[float]] = {}
+    for _, results in runs.values():
+        for result in results:
+            for stage, s in (result.record.timings if result.record else {}).items():
+                seconds.setdefault(_ROUND.sub(".", stage), []).append(s)
+    return {
+        stage: {
+            "n": len(values),
+            "median_s": round(statistics.median(values), 4),
+            "p95_s": round(float(np.percentile(values, 95)), 4),
+            "max_s": round(max(values), 4),
+        }
+        for stage, values in sorted(seconds.items())
+    }
+
+
 def summarise(
     runs: Path, labels: dict[LabelKey, HandLabel]
 ) -> tuple[dict[str, Any], dict[str, tuple[CareRunSpec, list[ItemResult]]]]:
@@ -165,6 +192,7 @@ def summarise(
             "hand_labels": hand_labels(name, results, labels),
         }
     summary["paired"] = paired(loaded, labels)
+    summary["stage_times"] = stage_times(loaded)
     return summary, loaded
 
 
@@ -261,6 +289,20 @@ def markdown(
                     f"{c['answered']} | {c['blocked']} | {c['wrong_or_degenerate']} | "
                     f"{c['unlabelled']} | {only} |"
                 )
+    if summary["stage_times"]:
+        parts += [
+            "",
+            "## Time per stage",
+            "",
+            "Seconds per stage over every record of these runs (each round's run of a stage "
+            "counts once), from the timings each record keeps. The runs' own load applies: "
+            "see the notes for what ran beside them.",
+            "",
+            "| stage | n | median (s) | p95 (s) | max (s) |",
+            "|---|---|---|---|---|",
+        ]
+        for stage, t in summary["stage_times"].items():
+            parts.append(f"| {stage} | {t['n']} | {t['median_s']} | {t['p95_s']} | {t['max_s']} |")
     if notes:
         parts += ["", notes.rstrip()]
     return "\n".join(parts) + "\n"

@@ -31,7 +31,7 @@ from medgate.eval.care_labels import (
     current_label,
     shown_sha256,
 )
-from medgate.eval.care_report import paired, variant, write_report
+from medgate.eval.care_report import paired, stage_times, variant, write_report
 from medgate.eval.care_run import (
     CareRunSpec,
     care_dataset,
@@ -172,6 +172,22 @@ def test_harmful_requests_keep_no_request_text_and_the_report_recomputes_from_lo
     assert "medgate eval care --dataset medsafetybench --split all --config main --limit 2" in (
         md_path.read_text()
     )
+    # Each stage's time is summarised over the records, rounds of a stage together.
+    screen = [r.record.timings["careguard.request_safety"] for r in logged if r.record]
+    assert summary["stage_times"]["careguard.request_safety"]["n"] == len(screen) == 2
+    assert summary["stage_times"]["careguard.request_safety"]["max_s"] == round(max(screen), 4)
+    assert "| careguard.request_safety | 2 |" in md_path.read_text()
+    assert logged[0].record is not None
+    rounds = logged[0].record.model_copy(
+        update={
+            "timings": {"careguard.round0.reply_screen": 0.1, "careguard.round1.reply_screen": 0.3}
+        }
+    )
+    spec, _ = read_runs(runs)["medsafetybench-all-main"]
+    merged = stage_times({"x": (spec, [logged[0].model_copy(update={"record": rounds})])})
+    assert merged == {
+        "careguard.reply_screen": {"n": 2, "median_s": 0.2, "p95_s": 0.29, "max_s": 0.3}
+    }
 
 
 def test_the_command_prints_metrics_and_a_wrong_dataset_is_one_error_line(
