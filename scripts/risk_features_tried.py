@@ -39,10 +39,9 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-from medgate.careguard.hra_fit import read_items
+from medgate.careguard.hra_fit import auroc_with_ci, read_items
 from medgate.embeddings import default_embedder
 from medgate.eval.data import dataset_split
-from medgate.eval.metrics import auroc, bootstrap_ci
 from medgate.hrs.evidence import closing_part
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,14 +73,9 @@ def peer_answers(dataset: str) -> dict[str, dict[str, Any]]:
     return {r["id"]: r for r in rows if r["peer_answer"]}
 
 
-def with_interval(scores: Sequence[float], wrong: Sequence[bool]) -> str:
-    value = auroc(scores, wrong)
-    ci = bootstrap_ci(
-        lambda idx: auroc([scores[i] for i in idx], [wrong[i] for i in idx]), len(scores)
-    )
-    if value is None or ci is None:
-        return "n/a"
-    return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+def shown(scores: Sequence[float], wrong: Sequence[bool]) -> str:
+    """AUROC for a wrong answer with its bootstrap interval, as the reports print it."""
+    return auroc_with_ci(scores, wrong).shown()
 
 
 def measure(dataset: str, data_dir: Path, embedder: Any) -> dict[str, Any]:
@@ -114,11 +108,11 @@ def measure(dataset: str, data_dir: Path, embedder: Any) -> dict[str, Any]:
         ),
         "majority label share": round(majority, 3),
         "AUROC for a wrong 1.5B answer": {
-            "answer slot (1 - top probability)": with_interval(slot, wrong),
-            "evidence reader": with_interval(reader, wrong),
-            "0.5B differs": with_interval(differs, wrong),
-            "0.5B doubt of the 1.5B's label": with_interval(small_doubt, wrong),
-            "answer slot + 0.5B doubt (unfitted sum)": with_interval(
+            "answer slot (1 - top probability)": shown(slot, wrong),
+            "evidence reader": shown(reader, wrong),
+            "0.5B differs": shown(differs, wrong),
+            "0.5B doubt of the 1.5B's label": shown(small_doubt, wrong),
+            "answer slot + 0.5B doubt (unfitted sum)": shown(
                 [a + b for a, b in zip(slot, small_doubt, strict=True)], wrong
             ),
         },
