@@ -527,6 +527,33 @@ class TrimConfig(Section):
         "generator's cut, the highest on a 0.05 grid that left at most 8% of hand-labelled dev "
         "first drafts wrong (docs/results/trim_doubted.md); another generator needs its own.",
     )
+    opening_samples: int = Field(
+        default=0,
+        ge=0,
+        le=8,
+        description="Opt-in opening check: read a trimmed answer's opening sentence against this "
+        "many answers the generator samples beside the draft (careguard.hra_risk's sampling "
+        "settings), asking whether each supports it; when the mean P(no) is above "
+        "opening_threshold the round fails and is refined. 0: off. Measured on first drafts "
+        "only (docs/careguard.md, 'The opening against the generator's own samples').",
+    )
+    opening_threshold: float = Field(
+        default=0.232,
+        gt=0,
+        lt=1,
+        description="Mean P(no) above which the opening is doubted. 0.232: the 85th percentile "
+        "of the embedded 1.5B's dev first drafts with 3 samples (docs/results/opening_support.md); "
+        "another generator or sample count needs its own.",
+    )
+
+    @model_validator(mode="after")
+    def _opening_check_needs_the_trim(self) -> TrimConfig:
+        if self.opening_samples and self.enabled is False:
+            raise ValueError(
+                "careguard.trim.opening_samples reads the opening of a trimmed answer; it needs "
+                "the trim (unset careguard.trim.enabled or set it to true)"
+            )
+        return self
 
 
 #: The embedded 1.5B generator's cut for each self-check reading (SelfCheckConfig.threshold),

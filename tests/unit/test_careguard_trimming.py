@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
-from scripts import trim_doubted
+from pydantic import ValidationError
+from scripts import opening_support, trim_doubted
 
 from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
@@ -18,17 +20,18 @@ from medgate.careguard.evaluators import Evaluators
 from medgate.careguard.gate import CareGuardGate, trims
 from medgate.careguard.generator import Generator
 from medgate.careguard.records import CareGuardReport, Triage
-from medgate.careguard.self_check import STATEMENT_QUESTION
+from medgate.careguard.self_check import STATEMENT_QUESTION, SUPPORT_QUESTION
 from medgate.careguard.triage import Controller
 from medgate.careguard.trimming import (
     HEADER_ONLY,
+    OPENING_DOUBTED,
     SentenceTrimmer,
     decide,
     header_only,
     without,
 )
 from medgate.config import CareGuardConfig, MedgateConfig, load_config
-from medgate.errors import ConfigError
+from medgate.errors import ConfigError, ModelError
 from medgate.records import Case, Status
 from tests.unit.hrs_helpers import opening_reading
 from tests.unit.test_careguard_gate import Rig, verdict_json
@@ -50,8 +53,21 @@ def by_statement(messages: Sequence[ChatMessage]) -> Completion:
     return opening_reading({"yes": 1.0 - p_no, "no": p_no}, 0.98, prompt_tokens=30)
 
 
+#: P(no) that a sample supports each opening the fake generator is asked about.
+UNSUPPORTED = {LEAD: 0.9, RIGHT: 0.1}
+
+
+def by_support(messages: Sequence[ChatMessage]) -> Completion:
+    p_no = UNSUPPORTED[messages[-1].content.rsplit("Statement: ", 1)[1]]
+    return opening_reading({"yes": 1.0 - p_no, "no": p_no}, 0.97, prompt_tokens=50)
+
+
 def writer() -> FakeModel:
-    return FakeModel("writer").script_completion(STATEMENT_QUESTION, by_statement, repeat=True)
+    return (
+        FakeModel("writer")
+        .script_completion(STATEMENT_QUESTION, by_statement, repeat=True)
+        .script_completion(SUPPORT_QUESTION, by_support, repeat=True)
+    )
 
 
 def test_each_later_sentence_is_kept_or_left_out_by_its_reading() -> None:
@@ -102,13 +118,54 @@ def test_only_general_answers_that_ask_no_permission_are_trimmed() -> None:
     assert not trims(dosing, permission=False)
 
 
-def trimming_gate(rig: Rig, max_refinements: int = 0) -> CareGuardGate:
+def test_the_opening_is_read_against_the_samples_only_when_the_check_is_on() -> None:
+    answer = f"{LEAD} {RIGHT}"
+    plain = SentenceTrimmer(writer(), 0.2).trim(QUESTION_TEXT, answer, ["a sample"])
+    assert plain.opening_support is None and not plain.opening_doubted
+    checked = SentenceTrimmer(writer(), 0.2, 0.5).trim(QUESTION_TEXT, answer, ["one", "two"])
+    assert checked.opening_support == pytest.approx([0.9, 0.9])
+    assert checked.opening_threshold == 0.5 and checked.opening_doubted
+    assert checked.usage is not None and checked.usage.prompt_tokens == 2 * 30 + 2 * 50
+    trusted = SentenceTrimmer(writer(), 0.2, 0.5).trim(QUESTION_TEXT, RIGHT, ["one"])
+    assert trusted.opening_support == pytest.approx([0.1]) and not trusted.opening_doubted
+    # With the check on, an answer with no sample to read against cannot be vouched for.
+    with pytest.raises(ModelError, match="no sampled answer"):
+        SentenceTrimmer(writer(), 0.2, 0.5).trim(QUESTION_TEXT, answer, [])
+
+
+def trimming_gate(
+    rig: Rig, max_refinements: int = 0, opening: float | None = None
+) -> CareGuardGate:
     return CareGuardGate(
         Controller(rig.controller_model),
-        Generator(rig.generator_model),
+        Generator(rig.generator_model, samples=0 if opening is None else 2),
         Evaluators([SafetyJudge(rig.sra_model), HallucinationJudge(rig.hra_model)]),
         CareGuardConfig(max_refinements=max_refinements),
-        trimmer=SentenceTrimmer(writer(), 0.2),
+        trimmer=SentenceTrimmer(writer(), 0.2, opening),
+    )
+
+
+def test_an_opening_its_samples_do_not_support_is_refined_and_never_released() -> None:
+    rig = Rig().drafts(f"{LEAD} {WRONG}", f"{RIGHT} {REFER}")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    verdict = trimming_gate(rig, max_refinements=1, opening=0.5).check(Case(question=QUESTION_TEXT))
+    assert verdict.status is Status.REFINED
+    assert verdict.answer is not None and LEAD not in verdict.answer
+    assert verdict.answer.startswith(f"{RIGHT} {REFER}")
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None
+    first, second = report.rounds
+    assert first.trimming is not None and first.trimming.opening_doubted and not first.passed
+    assert second.trimming is not None and not second.trimming.opening_doubted and second.passed
+    assert OPENING_DOUBTED in rig.generator_prompts[-1]
+    # Without a refinement left, the doubted opening is blocked, not released.
+    rig = Rig().drafts(f"{LEAD} {WRONG}")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    blocked = trimming_gate(rig, opening=0.5).check(Case(question=QUESTION_TEXT))
+    assert blocked.status is Status.BLOCKED
+    assert blocked.answer is not None and LEAD not in blocked.answer
+    assert "samples did not support the opening sentence (mean P(no) 0.90 above 0.50)" in (
+        blocked.reason
     )
 
 
@@ -156,6 +213,11 @@ def test_an_opening_left_alone_before_its_list_asks_for_a_refinement() -> None:
     first = report.rounds[0]
     assert first.trimming is not None and first.trimming.header_only and not first.passed
     assert HEADER_ONLY in rig.generator_prompts[1]
+    rig = Rig().drafts(f"It does three things:\n\n- {WRONG}")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    blocked = trimming_gate(rig).check(Case(question=QUESTION_TEXT))
+    assert blocked.status is Status.BLOCKED
+    assert "the trim would have left only the opening of a list" in blocked.reason
 
 
 def trim_config(enabled: bool | None) -> MedgateConfig:
@@ -169,6 +231,19 @@ def test_the_trim_is_on_by_default_for_a_white_box_generator_and_can_be_switched
     assert gate.trimmer is not None and gate.trimmer.threshold == 0.20
     off = trim_config(False)
     assert build_careguard(off, ModelPool(off)).trimmer is None
+
+
+def test_the_opening_check_draws_its_samples_and_needs_the_trim() -> None:
+    on = load_config(
+        model="fake",
+        careguard={"request_safety": {"enabled": False}, "trim": {"opening_samples": 3}},
+    )
+    gate = build_careguard(on, ModelPool(on))
+    assert gate.generator.samples == 3
+    assert gate.trimmer is not None and gate.trimmer.opening_threshold == 0.232
+    assert build_careguard(trim_config(None), ModelPool(trim_config(None))).generator.samples == 0
+    with pytest.raises(ValidationError, match="opening_samples"):
+        load_config(model="fake", careguard={"trim": {"enabled": False, "opening_samples": 3}})
 
 
 def test_a_black_box_generator_is_released_untrimmed_unless_the_trim_is_required(
@@ -194,3 +269,11 @@ def test_the_committed_cut_is_what_the_replay_gives() -> None:
     assert max(allowed) == summary["chosen"] == CareGuardConfig().trim.threshold
     test = trim_doubted.replay(trim_doubted.readings("test"), wrong, summary["chosen"])
     assert test == summary["test_at_chosen"]
+
+
+def test_the_opening_check_cut_is_the_committed_dev_percentile() -> None:
+    rows = opening_support.scored("dev", trim_doubted.wrong_sentences())
+    cut = float(np.quantile([r["support"] for r in rows], opening_support.KEPT_SHARE))
+    summary = json.loads((trim_doubted.RESULTS / "opening_support.json").read_text())
+    assert summary["hold_back_dev"]["cut"] == pytest.approx(cut)
+    assert round(cut, 3) == CareGuardConfig().trim.opening_threshold

@@ -51,7 +51,11 @@ def build_careguard(
         seed=cg.seed,
         refine_temperature=cg.refine_temperature,
         repeat_penalty=cg.repeat_penalty,
-        samples=cg.hra_risk.samples if cg.use_hra and cg.hra_risk.enabled else 0,
+        # HRA's risk model reads the first of these samples and the opening check all of them.
+        samples=max(
+            cg.hra_risk.samples if cg.use_hra and cg.hra_risk.enabled else 0,
+            cg.trim.opening_samples if isinstance(generator_model, WhiteBoxModel) else 0,
+        ),
         sample_temperature=cg.hra_risk.sample_temperature,
         sample_max_tokens=cg.hra_risk.sample_max_tokens,
     )
@@ -83,7 +87,11 @@ def build_careguard(
     trimmer = None
     if cg.trim.enabled is not False:
         if isinstance(generator_model, WhiteBoxModel):
-            trimmer = SentenceTrimmer(generator_model, cg.trim.threshold)
+            trimmer = SentenceTrimmer(
+                generator_model,
+                cg.trim.threshold,
+                cg.trim.opening_threshold if cg.trim.opening_samples else None,
+            )
         elif cg.trim.enabled:
             raise ConfigError(
                 f"careguard.trim reads the generator's token probabilities; "

@@ -56,7 +56,7 @@ from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conserva
 from medgate.careguard.screening import ScreeningQuestion
 from medgate.careguard.stance import Lean, StanceReader
 from medgate.careguard.triage import Controller, instructions_for, no_triage
-from medgate.careguard.trimming import HEADER_ONLY, SentenceTrimmer
+from medgate.careguard.trimming import HEADER_ONLY, OPENING_DOUBTED, SentenceTrimmer
 from medgate.careguard.yes_release import (
     decide_yes_release,
     marked_harmful,
@@ -371,8 +371,8 @@ class CareGuardGate:
             trimming = None
             if passed and self.trimmer is not None and trims(triage, permission):
                 # A reading that fails raises, and the gate withholds the answer (fail closed).
-                trimming = self.trimmer.trim(case.question, draft.text)
-                passed = not trimming.header_only
+                trimming = self.trimmer.trim(case.question, draft.text, draft.samples)
+                passed = not (trimming.header_only or trimming.opening_doubted)
             report.rounds.append(
                 Round(
                     iteration=iteration,
@@ -420,6 +420,11 @@ class CareGuardGate:
                         *feedback,
                         *(f.feedback for f in held),
                         *([HEADER_ONLY] if trimming is not None and trimming.header_only else []),
+                        *(
+                            [OPENING_DOUBTED]
+                            if trimming is not None and trimming.opening_doubted
+                            else []
+                        ),
                         *claims_feedback(blocking),
                         *feedback_from(assessments.values()),
                     ]
@@ -447,7 +452,8 @@ class CareGuardGate:
         checks_note = f"; release checks failed: {', '.join(checks)}" if checks else ""
         why = (
             f"still above the thresholds after {self.config.max_refinements} refinement(s) "
-            f"({scores(last.assessments, ', ')}{claims_note}{checks_note})"
+            f"({scores(last.assessments, ', ')}{claims_note}{checks_note}"
+            f"{trim_held_note(last.trimming)})"
         )
         answerable = permission or any(c.risky for c in triage.categories)
         # A stage that failed is never papered over with an answer: it blocks (fail closed).
@@ -585,6 +591,21 @@ def trimmed_note(trimming: Trimming | None) -> str:
         f"; {n} sentence{'s' if n > 1 else ''} the generator doubted (P(no) above "
         f"{trimming.threshold:.2f}) left out"
     )
+
+
+def trim_held_note(trimming: Trimming | None) -> str:
+    """Why the trim held a draft back, for the reason of a request no draft passed."""
+    if trimming is None:
+        return ""
+    if trimming.opening_doubted and trimming.opening_support:
+        mean = sum(trimming.opening_support) / len(trimming.opening_support)
+        return (
+            f"; the generator's own samples did not support the opening sentence (mean P(no) "
+            f"{mean:.2f} above {trimming.opening_threshold:.2f})"
+        )
+    if trimming.header_only:
+        return "; the trim would have left only the opening of a list"
+    return ""
 
 
 def release_reason(

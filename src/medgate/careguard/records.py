@@ -204,12 +204,27 @@ class Trimming(Record):
         default=False,
         description="True when only an opening ending in ':' would be left: nothing to release.",
     )
+    opening_support: list[float] | None = Field(
+        default=None,
+        description="P(no) that each of the generator's samples supports the opening sentence "
+        "(careguard.trim.opening_samples); None when the opening was not read against samples.",
+    )
+    opening_threshold: float | None = Field(
+        default=None, description="The mean of opening_support above which the opening is doubted."
+    )
     seconds: float = 0.0
     usage: Usage | None = None
 
     @property
     def dropped(self) -> int:
         return sum(not s.kept for s in self.sentences)
+
+    @property
+    def opening_doubted(self) -> bool:
+        """The samples do not support the opening: nothing of the draft can be released."""
+        if not self.opening_support or self.opening_threshold is None:
+            return False
+        return sum(self.opening_support) / len(self.opening_support) > self.opening_threshold
 
 
 class YesRelease(Record):

@@ -17,19 +17,27 @@ The cut was chosen on hand-labelled first drafts and measured once on other draf
 questions written for it (docs/results/careguard_runs_v9/NOTES.md). The trim applies only to
 answers the triage found to be general information; risky categories get their own fixed or
 screened answers, and a permission question's caveats must never be cut.
+
+The opening check (opt-in, ``careguard.trim.opening_samples``) reads the opening itself against
+answers the generator sampled beside the draft (:func:`medgate.careguard.self_check.read_support`,
+SelfCheckGPT's prompt variant); when their mean P(no) is above its cut the round fails and the
+refinement is told (:data:`OPENING_DOUBTED`). Measured on first drafts, not yet end to end:
+docs/careguard.md, "The opening against the generator's own samples".
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 
 from medgate.backends.base import WhiteBoxModel
 from medgate.careguard.consistency import words
 from medgate.careguard.records import TrimmedSentence, Trimming, TrimWhy
 from medgate.careguard.scoring import REFERRAL
-from medgate.careguard.self_check import read_statement
+from medgate.careguard.self_check import read_statement, read_support
 from medgate.claims.sentences import bare_marker, split_sentences
+from medgate.errors import ModelError
 from medgate.records import Usage
 
 NAME = "trim"
@@ -38,6 +46,11 @@ NAME = "trim"
 HEADER_ONLY = (
     "Answer in two or three plain sentences, not a list, and leave out anything you are not "
     "sure of."
+)
+#: What the refinement is told when the generator's own samples do not support the opening.
+OPENING_DOUBTED = (
+    "Your first sentence may be wrong. Start with the main point only if you are sure of it, "
+    "and leave out anything you are not sure of."
 )
 
 
@@ -80,13 +93,17 @@ class SentenceTrimmer:
 
     name = NAME
 
-    def __init__(self, model: WhiteBoxModel, threshold: float) -> None:
+    def __init__(
+        self, model: WhiteBoxModel, threshold: float, opening_threshold: float | None = None
+    ) -> None:
         self.model = model
         self.threshold = threshold
+        self.opening_threshold = opening_threshold
 
-    def trim(self, question: str, answer: str) -> Trimming:
-        """The trim of ``answer``; ModelError when a reading gives no distribution (the gate
-        then withholds the answer: it fails closed)."""
+    def trim(self, question: str, answer: str, samples: Sequence[str] = ()) -> Trimming:
+        """The trim of ``answer``, with its opening read against ``samples`` when the opening
+        check is on; ModelError when a reading gives no distribution or the check has no sample
+        to read (the gate then withholds the answer: it fails closed)."""
         t0 = time.perf_counter()
         sentences = [s for s in split_sentences(answer) if words(s.text)]
         out: list[TrimmedSentence] = []
@@ -104,18 +121,29 @@ class SentenceTrimmer:
             if why == "doubted":
                 cut.append((sentence.start, sentence.end))
         text = without(answer, cut) if cut else answer
+        support = None
+        if self.opening_threshold is not None and out:
+            if not samples:
+                raise ModelError(
+                    "the opening check has no sampled answer to read the opening against"
+                )
+            readings = [read_support(self.model, s, out[0].text) for s in samples]
+            support = [r.p_error for r in readings]
+            prompt_tokens += sum(r.prompt_tokens for r in readings)
         seconds = time.perf_counter() - t0
         return Trimming(
             threshold=self.threshold,
             sentences=out,
             text=text,
             header_only=header_only([t.text for t in out if t.kept], len(out)),
+            opening_support=support,
+            opening_threshold=self.opening_threshold if support is not None else None,
             seconds=seconds,
             usage=Usage(
                 role=NAME,
                 model=self.model.name,
                 prompt_tokens=prompt_tokens,
-                completion_tokens=len(out),
+                completion_tokens=len(out) + len(support or []),
                 seconds=seconds,
             ),
         )

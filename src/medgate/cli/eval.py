@@ -353,7 +353,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--config",
                 help="main, an ablation (no_controller, no_sra, no_hra, no_trimming), "
-                "with_self_check, with_self_check_no_error or with_trimming.",
+                "with_self_check, with_self_check_no_error, with_trimming or with_opening_check.",
             ),
         ] = "main",
         max_refinements: Annotated[

@@ -59,6 +59,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # default leaves them out whenever the generator is white-box). docs/careguard.md.
     "no_trimming": {"trim": TrimConfig(enabled=False)},
     "with_trimming": {"trim": TrimConfig(enabled=True)},
+    "with_opening_check": {"trim": TrimConfig(enabled=True, opening_samples=3)},
 }
 
 #: Where the committed CareGuard runs live (relative to the working directory, like --out).
