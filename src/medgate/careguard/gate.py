@@ -597,11 +597,10 @@ def trim_held_note(trimming: Trimming | None) -> str:
     """Why the trim held a draft back, for the reason of a request no draft passed."""
     if trimming is None:
         return ""
-    if trimming.opening_doubted and trimming.opening_support:
-        mean = sum(trimming.opening_support) / len(trimming.opening_support)
+    if trimming.opening_doubted:
         return (
             f"; the generator's own samples did not support the opening sentence (mean P(no) "
-            f"{mean:.2f} above {trimming.opening_threshold:.2f})"
+            f"{trimming.opening_mean:.2f} above {trimming.opening_threshold:.2f})"
         )
     if trimming.header_only:
         return "; the trim would have left only the opening of a list"

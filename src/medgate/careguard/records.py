@@ -220,11 +220,17 @@ class Trimming(Record):
         return sum(not s.kept for s in self.sentences)
 
     @property
+    def opening_mean(self) -> float | None:
+        """The mean P(no) of the samples' support for the opening; None when not read."""
+        if not self.opening_support:
+            return None
+        return sum(self.opening_support) / len(self.opening_support)
+
+    @property
     def opening_doubted(self) -> bool:
         """The samples do not support the opening: nothing of the draft can be released."""
-        if not self.opening_support or self.opening_threshold is None:
-            return False
-        return sum(self.opening_support) / len(self.opening_support) > self.opening_threshold
+        mean, cut = self.opening_mean, self.opening_threshold
+        return mean is not None and cut is not None and mean > cut
 
 
 class YesRelease(Record):
