@@ -152,6 +152,7 @@ def scored(pool: str, wrong: dict[str, set[int]]) -> list[dict[str, Any]]:
             {
                 "key": draft["key"],
                 "wrong_opening": bool(draft["bad"]) and 0 in wrong[draft["key"]],
+                "wrong_draft": bool(draft["bad"]),
                 "support": sup,
                 "opening": opening,
                 "both": (sup + opening) / 2,
@@ -186,6 +187,22 @@ def report() -> None:
         }
         cells = " | ".join(figures[s].shown() for s in SCORES)
         lines.append(f"| {name} | {len(rows)} | {sum(positive)} | {cells} |")
+    # Added after the tables above were read: issue-style HRA figures are for a wrong draft (any
+    # sentence wrong or degenerate), and the opening's support is one score per draft.
+    lines += [
+        "",
+        "AUROC of `support` for a wrong draft (any sentence wrong or degenerate), the figure "
+        "CareGuard's HRA target is stated in; added after the table above was read:",
+        "",
+        "| pool | drafts | wrong drafts | support |",
+        "|---|---|---|---|",
+    ]
+    for name, rows in pools.items():
+        positive = [r["wrong_draft"] for r in rows]
+        figure = auroc_with_ci([r["support"] for r in rows], positive)
+        summary[name]["wrong_drafts"] = sum(positive)
+        summary[name]["support_wrong_draft"] = figure.model_dump()
+        lines.append(f"| {name} | {len(rows)} | {sum(positive)} | {figure.shown()} |")
     cut = float(np.quantile([r["support"] for r in pools["dev"]], KEPT_SHARE))
     by_key = {p: {r["key"]: r for r in pools[p]} for p in ("dev", "test")}
     lines += [
