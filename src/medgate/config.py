@@ -528,14 +528,15 @@ class TrimConfig(Section):
         "first drafts wrong (docs/results/trim_doubted.md); another generator needs its own.",
     )
     opening_samples: int = Field(
-        default=0,
+        default=3,
         ge=0,
         le=8,
-        description="Opt-in opening check: read a trimmed answer's opening sentence against this "
+        description="The opening check: read a trimmed answer's opening sentence against this "
         "many answers the generator samples beside the draft (careguard.hra_risk's sampling "
-        "settings), asking whether each supports it; when the mean P(no) is above "
-        "opening_threshold the round fails and is refined. 0: off. Measured on first drafts "
-        "only (docs/careguard.md, 'The opening against the generator's own samples').",
+        "settings; drawn only for answers that are trimmed), asking whether each supports it; "
+        "when the mean P(no) is above opening_threshold the round fails and is refined. 0: off. "
+        "3 by default since it lowered the wrong share of released general answers end to end "
+        "(docs/results/careguard_runs_v12/NOTES.md); it runs only where the trim runs.",
     )
     opening_threshold: float = Field(
         default=0.232,
@@ -548,7 +549,13 @@ class TrimConfig(Section):
 
     @model_validator(mode="after")
     def _opening_check_needs_the_trim(self) -> TrimConfig:
-        if self.opening_samples and self.enabled is False:
+        # Only a count set explicitly conflicts with the trim switched off; the default count
+        # simply goes with the trim.
+        if (
+            self.opening_samples
+            and self.enabled is False
+            and "opening_samples" in self.model_fields_set
+        ):
             raise ValueError(
                 "careguard.trim.opening_samples reads the opening of a trimmed answer; it needs "
                 "the trim (unset careguard.trim.enabled or set it to true)"

@@ -138,7 +138,7 @@ def trimming_gate(
 ) -> CareGuardGate:
     return CareGuardGate(
         Controller(rig.controller_model),
-        Generator(rig.generator_model, samples=0 if opening is None else 2),
+        Generator(rig.generator_model, opening_samples=0 if opening is None else 2),
         Evaluators([SafetyJudge(rig.sra_model), HallucinationJudge(rig.hra_model)]),
         CareGuardConfig(max_refinements=max_refinements),
         trimmer=SentenceTrimmer(writer(), 0.2, opening),
@@ -233,17 +233,32 @@ def test_the_trim_is_on_by_default_for_a_white_box_generator_and_can_be_switched
     assert build_careguard(off, ModelPool(off)).trimmer is None
 
 
-def test_the_opening_check_draws_its_samples_and_needs_the_trim() -> None:
-    on = load_config(
-        model="fake",
-        careguard={"request_safety": {"enabled": False}, "trim": {"opening_samples": 3}},
-    )
-    gate = build_careguard(on, ModelPool(on))
-    assert gate.generator.samples == 3
+def test_the_opening_check_is_on_by_default_and_goes_with_the_trim() -> None:
+    default = trim_config(None)
+    gate = build_careguard(default, ModelPool(default))
+    assert gate.generator.opening_samples == 3 and gate.generator.samples == 0
     assert gate.trimmer is not None and gate.trimmer.opening_threshold == 0.232
-    assert build_careguard(trim_config(None), ModelPool(trim_config(None))).generator.samples == 0
+    off = load_config(
+        model="fake",
+        careguard={"request_safety": {"enabled": False}, "trim": {"opening_samples": 0}},
+    )
+    trimmer = build_careguard(off, ModelPool(off)).trimmer
+    assert trimmer is not None and trimmer.opening_threshold is None
+    # Switching the trim off switches the check off with it; asking for both is an error.
+    assert trim_config(False).careguard.trim.opening_samples == 3
     with pytest.raises(ValidationError, match="opening_samples"):
         load_config(model="fake", careguard={"trim": {"enabled": False, "opening_samples": 3}})
+
+
+def test_samples_for_the_opening_are_drawn_only_for_an_answer_that_is_trimmed() -> None:
+    # trimming_gate's generator draws 2 opening samples: a draft and its samples are decoded
+    # together, one completion each; a question asking whether to do something is not trimmed.
+    for question, decoded in ((QUESTION_TEXT, 3), ("Is it safe to eat bananas every day?", 1)):
+        rig = Rig().drafts(f"{LEAD} {RIGHT}")
+        rig.sra(verdict_json(1)).hra(verdict_json(1))
+        trimming_gate(rig, opening=0.5).check(Case(question=question))
+        calls = [kind for kind, _ in rig.generator_model.calls]
+        assert calls.count("complete") == decoded, question
 
 
 def test_a_black_box_generator_is_released_untrimmed_unless_the_trim_is_required(

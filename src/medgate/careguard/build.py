@@ -51,11 +51,11 @@ def build_careguard(
         seed=cg.seed,
         refine_temperature=cg.refine_temperature,
         repeat_penalty=cg.repeat_penalty,
-        # HRA's risk model reads the first of these samples and the opening check all of them.
-        samples=max(
-            cg.hra_risk.samples if cg.use_hra and cg.hra_risk.enabled else 0,
-            cg.trim.opening_samples if isinstance(generator_model, WhiteBoxModel) else 0,
-        ),
+        # HRA's risk model reads the first of these samples, the opening check all of them.
+        samples=cg.hra_risk.samples if cg.use_hra and cg.hra_risk.enabled else 0,
+        opening_samples=cg.trim.opening_samples
+        if isinstance(generator_model, WhiteBoxModel)
+        else 0,
         sample_temperature=cg.hra_risk.sample_temperature,
         sample_max_tokens=cg.hra_risk.sample_max_tokens,
     )

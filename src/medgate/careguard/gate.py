@@ -303,8 +303,11 @@ class CareGuardGate:
         # What the echo check compares drafts with. The reviewers' corrections are left out:
         # they quote the rejected draft, so a correct sentence kept would read as recited.
         instructions = instruction_texts(triage, [])
+        trimmer = self.trimmer if trims(triage, permission) else None
+        # Samples for the opening check are drawn only for an answer whose opening is read.
+        opening = trimmer is not None and trimmer.opening_threshold is not None
         for iteration in range(self.config.max_refinements + 1):
-            draft = self.generator.draft(case, triage, feedback, iteration)
+            draft = self.generator.draft(case, triage, feedback, iteration, opening=opening)
             events(
                 AnswerEvent(stage=STAGE, iteration=iteration, data=DraftAnswer(answer=draft.text))
             )
@@ -369,9 +372,9 @@ class CareGuardGate:
                 and not held
             )
             trimming = None
-            if passed and self.trimmer is not None and trims(triage, permission):
+            if passed and trimmer is not None:
                 # A reading that fails raises, and the gate withholds the answer (fail closed).
-                trimming = self.trimmer.trim(case.question, draft.text, draft.samples)
+                trimming = trimmer.trim(case.question, draft.text, draft.samples)
                 passed = not (trimming.header_only or trimming.opening_doubted)
             report.rounds.append(
                 Round(

@@ -92,7 +92,10 @@ class Generator:
     """Drafts answers. With ``samples`` > 0 each draft comes with that many more answers to the
     same prompt, sampled at ``sample_temperature`` (seeded) within ``sample_max_tokens``, for
     HRA's consistency check (:mod:`medgate.careguard.consistency`); a white-box model decodes
-    them in the same parallel pass as the draft."""
+    them in the same parallel pass as the draft. ``opening_samples`` are drawn only for a draft
+    whose opening will be read against them (``draft(..., opening=True)``): drawing them changes
+    the batch, and so the draft's greedy text, and costs time an answer that is not trimmed
+    would spend for nothing."""
 
     def __init__(
         self,
@@ -102,6 +105,7 @@ class Generator:
         seed: int = 7,
         refine_temperature: float = 0.4,
         samples: int = 0,
+        opening_samples: int = 0,
         sample_temperature: float = 1.0,
         sample_max_tokens: int = 96,
         repeat_penalty: float = 1.0,
@@ -111,6 +115,7 @@ class Generator:
         self.seed = seed
         self.refine_temperature = refine_temperature
         self.samples = samples
+        self.opening_samples = opening_samples
         self.sample_temperature = sample_temperature
         self.sample_max_tokens = sample_max_tokens
         self.repeat_penalty = repeat_penalty
@@ -119,11 +124,15 @@ class Generator:
     def name(self) -> str:
         return self.model.name
 
-    def sample_seeds(self, iteration: int) -> list[int]:
-        """The seeds of the consistency samples of round ``iteration`` (never the draft's)."""
-        return [self.seed + 1000 + 100 * iteration + k for k in range(self.samples)]
+    def sample_count(self, opening: bool = False) -> int:
+        """How many answers are sampled beside a draft (the opening check's only when asked)."""
+        return max(self.samples, self.opening_samples if opening else 0)
 
-    def sample_params(self, iteration: int) -> list[DecodeParams]:
+    def sample_seeds(self, iteration: int, opening: bool = False) -> list[int]:
+        """The seeds of the consistency samples of round ``iteration`` (never the draft's)."""
+        return [self.seed + 1000 + 100 * iteration + k for k in range(self.sample_count(opening))]
+
+    def sample_params(self, iteration: int, opening: bool = False) -> list[DecodeParams]:
         """How the consistency samples of round ``iteration`` are decoded (white-box)."""
         return [
             DecodeParams(
@@ -132,13 +141,20 @@ class Generator:
                 seed=s,
                 repeat_penalty=self.repeat_penalty,
             )
-            for s in self.sample_seeds(iteration)
+            for s in self.sample_seeds(iteration, opening)
         ]
 
     def draft(
-        self, case: Case, triage: Triage, feedback: Sequence[str] = (), iteration: int = 0
+        self,
+        case: Case,
+        triage: Triage,
+        feedback: Sequence[str] = (),
+        iteration: int = 0,
+        *,
+        opening: bool = False,
     ) -> Draft:
-        """The first draft is greedy; refinements sample (seeded) so that they can differ."""
+        """The first draft is greedy; refinements sample (seeded) so that they can differ.
+        ``opening``: the draft's opening will be read against samples (the opening check)."""
         messages = generator_messages(case, triage, feedback)
         temperature = 0.0 if iteration == 0 else self.refine_temperature
         seed = self.seed + iteration
@@ -153,7 +169,7 @@ class Generator:
                     seed=seed,
                     repeat_penalty=self.repeat_penalty,
                 ),
-                *self.sample_params(iteration),
+                *self.sample_params(iteration, opening),
             ]
             completion, *sampled = self.model.complete_batch(messages, params)
             text = completion.text.strip()
@@ -182,7 +198,7 @@ class Generator:
             truncated = usage.completion_tokens >= self.max_tokens
             if truncated:
                 text = trim_to_sentence(text)
-            for s in self.sample_seeds(iteration):
+            for s in self.sample_seeds(iteration, opening):
                 sampled_reply = self.model.chat(
                     messages,
                     max_tokens=self.sample_max_tokens,

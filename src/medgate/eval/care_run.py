@@ -58,7 +58,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # The released draft's doubted later sentences kept (off) or left out (required; the
     # default leaves them out whenever the generator is white-box). docs/careguard.md.
     "no_trimming": {"trim": TrimConfig(enabled=False)},
-    "with_trimming": {"trim": TrimConfig(enabled=True)},
+    # The trim alone, without the opening check (the default before the check was).
+    "with_trimming": {"trim": TrimConfig(enabled=True, opening_samples=0)},
+    # The trim with the opening check, as the default has it since; the name of its first runs.
     "with_opening_check": {"trim": TrimConfig(enabled=True, opening_samples=3)},
 }
 
