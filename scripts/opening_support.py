@@ -49,6 +49,7 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,9 +157,56 @@ def scored(pool: str, wrong: dict[str, set[int]]) -> list[dict[str, Any]]:
                 "support": sup,
                 "opening": opening,
                 "both": (sup + opening) / 2,
+                "sentences": [st["correct"] for st in draft["statements"]],
             }
         )
     return rows
+
+
+#: Scores of a whole draft from the readings the gate already makes when it releases a general
+#: answer: the opening's ``support`` and the trim's P(no) of each sentence. Listed, with the rule
+#: that picks one, on 2026-12-06 before any of them was read on test (``support`` alone had
+#: been, above): the best dev AUROC for a wrong draft is the one reported on test.
+DRAFT_SCORES: dict[str, Callable[[dict[str, Any]], float]] = {
+    "support": lambda r: r["support"],
+    "max sentence P(no)": lambda r: max(r["sentences"]),
+    "mean sentence P(no)": lambda r: statistics.fmean(r["sentences"]),
+    "mean of support and max sentence": lambda r: (r["support"] + max(r["sentences"])) / 2,
+    "max of support and max sentence": lambda r: max(r["support"], *r["sentences"]),
+}
+
+
+def draft_scores(pools: dict[str, list[dict[str, Any]]], summary: dict[str, Any]) -> list[str]:
+    """The draft-level candidates on dev, the one chosen there, and it alone on test."""
+    dev = [r["wrong_draft"] for r in pools["dev"]]
+    on_dev = {
+        name: auroc_with_ci([score(r) for r in pools["dev"]], dev)
+        for name, score in DRAFT_SCORES.items()
+    }
+    chosen = max(on_dev, key=lambda name: on_dev[name].value or 0.0)
+    test_rows = pools["test"]
+    on_test = auroc_with_ci(
+        [DRAFT_SCORES[chosen](r) for r in test_rows], [r["wrong_draft"] for r in test_rows]
+    )
+    summary["draft_scores"] = {
+        "dev": {name: f.model_dump() for name, f in on_dev.items()},
+        "chosen": chosen,
+        "test": on_test.model_dump(),
+    }
+    return [
+        "",
+        "Scores of a whole draft from the readings the gate makes anyway (the opening's "
+        "`support`, the trim's P(no) of each sentence), listed with the rule before any was read "
+        "on test: AUROC for a wrong draft on dev, and the dev-best alone on test.",
+        "",
+        "| score | dev | test |",
+        "|---|---|---|",
+        *(
+            f"| {name}{' (chosen)' if name == chosen else ''} | {f.shown()} | "
+            f"{on_test.shown() if name == chosen else ''} |"
+            for name, f in on_dev.items()
+        ),
+    ]
 
 
 def report() -> None:
@@ -203,6 +251,7 @@ def report() -> None:
         summary[name]["wrong_drafts"] = sum(positive)
         summary[name]["support_wrong_draft"] = figure.model_dump()
         lines.append(f"| {name} | {len(rows)} | {sum(positive)} | {figure.shown()} |")
+    lines += draft_scores(pools, summary)
     cut = float(np.quantile([r["support"] for r in pools["dev"]], KEPT_SHARE))
     by_key = {p: {r["key"]: r for r in pools[p]} for p in ("dev", "test")}
     lines += [
