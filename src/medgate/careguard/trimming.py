@@ -18,11 +18,13 @@ questions written for it (docs/results/careguard_runs_v9/NOTES.md). The trim app
 answers the triage found to be general information; risky categories get their own fixed or
 screened answers, and a permission question's caveats must never be cut.
 
-The opening check (opt-in, ``careguard.trim.opening_samples``) reads the opening itself against
-answers the generator sampled beside the draft (:func:`medgate.careguard.self_check.read_support`,
-SelfCheckGPT's prompt variant); when their mean P(no) is above its cut the round fails and the
-refinement is told (:data:`OPENING_DOUBTED`). Measured on first drafts, not yet end to end:
-docs/careguard.md, "The opening against the generator's own samples".
+The opening check (on by default, ``careguard.trim.opening_samples``) reads the opening itself
+against answers the generator sampled beside the draft
+(:func:`medgate.careguard.self_check.read_support`, SelfCheckGPT's prompt variant); when their
+mean P(no) is above its cut the round fails and the refinement is told (:data:`OPENING_DOUBTED`).
+Measured on first drafts, then end to end under a rule written first
+(docs/results/careguard_runs_v12/NOTES.md); docs/careguard.md, "The opening against the
+generator's own samples".
 """
 
 from __future__ import annotations
