@@ -503,6 +503,10 @@ class SelfCheckConfig(Section):
         return SELF_CHECK_THRESHOLDS[self.reading]
 
 
+#: When the opening check's samples are decoded (TrimConfig.opening_draw).
+OpeningDraw = Literal["with_draft", "after_judges"]
+
+
 class TrimConfig(Section):
     """Leaving a general answer's doubted later sentences out of the released text
     (medgate.careguard.trimming; docs/careguard.md, "Trimming doubted sentences"): on by default
@@ -537,6 +541,14 @@ class TrimConfig(Section):
         "when the mean P(no) is above opening_threshold the round fails and is refined. 0: off. "
         "3 by default since it lowered the wrong share of released general answers end to end "
         "(docs/results/careguard_runs_v12/NOTES.md); it runs only where the trim runs.",
+    )
+    opening_draw: OpeningDraw = Field(
+        default="with_draft",
+        description="When the opening check's samples are decoded: 'with_draft', in the same "
+        "batch as every draft the trim would read (which makes the draft another text than "
+        "the gate without the check decodes); 'after_judges', on their own, only for a draft "
+        "that has passed the judges and the release checks, just before the trim reads it "
+        "(docs/results/careguard_runs_v14/NOTES.md).",
     )
     opening_threshold: float = Field(
         default=0.232,

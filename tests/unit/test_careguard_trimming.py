@@ -30,7 +30,7 @@ from medgate.careguard.trimming import (
     header_only,
     without,
 )
-from medgate.config import CareGuardConfig, MedgateConfig, load_config
+from medgate.config import CareGuardConfig, MedgateConfig, OpeningDraw, load_config
 from medgate.errors import ConfigError, ModelError
 from medgate.records import Case, Status
 from tests.unit.hrs_helpers import opening_reading
@@ -134,11 +134,18 @@ def test_the_opening_is_read_against_the_samples_only_when_the_check_is_on() -> 
 
 
 def trimming_gate(
-    rig: Rig, max_refinements: int = 0, opening: float | None = None
+    rig: Rig,
+    max_refinements: int = 0,
+    opening: float | None = None,
+    draw: OpeningDraw = "with_draft",
 ) -> CareGuardGate:
     return CareGuardGate(
         Controller(rig.controller_model),
-        Generator(rig.generator_model, opening_samples=0 if opening is None else 2),
+        Generator(
+            rig.generator_model,
+            opening_samples=0 if opening is None else 2,
+            opening_draw=draw,
+        ),
         Evaluators([SafetyJudge(rig.sra_model), HallucinationJudge(rig.hra_model)]),
         CareGuardConfig(max_refinements=max_refinements),
         trimmer=SentenceTrimmer(writer(), 0.2, opening),
@@ -259,6 +266,29 @@ def test_samples_for_the_opening_are_drawn_only_for_an_answer_that_is_trimmed() 
         trimming_gate(rig, opening=0.5).check(Case(question=question))
         calls = [kind for kind, _ in rig.generator_model.calls]
         assert calls.count("complete") == decoded, question
+
+
+def test_drawn_after_the_judges_the_samples_are_decoded_only_for_a_draft_they_passed() -> None:
+    # Round 0 fails the safety judge, round 1 passes: drawn with each draft, both rounds decode
+    # the draft and 2 samples together; drawn after the judges, round 0 decodes its draft alone
+    # (as the gate without the check would) and round 1 its draft, then the 2 samples.
+    for draw, decoded in (("with_draft", [3, 3]), ("after_judges", [1, 3])):
+        rig = Rig().drafts(f"{RIGHT} {REFER}")
+        rig.sra(verdict_json(5), verdict_json(1)).hra(verdict_json(1))
+        gate = trimming_gate(rig, max_refinements=1, opening=0.5, draw=draw)  # type: ignore[arg-type]
+        verdict = gate.check(Case(question=QUESTION_TEXT))
+        assert verdict.status is Status.REFINED, draw
+        calls = [kind for kind, _ in rig.generator_model.calls]
+        assert calls.count("complete") == sum(decoded), draw
+        report = verdict.trace.report(CareGuardReport)
+        assert report is not None
+        first, second = report.rounds
+        assert len(first.draft.samples) == decoded[0] - 1 and len(second.draft.samples) == 2
+        assert second.trimming is not None and second.trimming.opening_support is not None
+        # The samples' tokens are counted with the draft's (every fake completion is as long).
+        assert first.draft.usage is not None and second.draft.usage is not None
+        each = first.draft.usage.completion_tokens // decoded[0]
+        assert each > 0 and second.draft.usage.completion_tokens == 3 * each
 
 
 def test_a_black_box_generator_is_released_untrimmed_unless_the_trim_is_required(

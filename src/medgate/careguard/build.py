@@ -56,6 +56,7 @@ def build_careguard(
         opening_samples=cg.trim.opening_samples
         if isinstance(generator_model, WhiteBoxModel)
         else 0,
+        opening_draw=cg.trim.opening_draw,
         sample_temperature=cg.hra_risk.sample_temperature,
         sample_max_tokens=cg.hra_risk.sample_max_tokens,
     )

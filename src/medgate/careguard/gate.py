@@ -374,6 +374,10 @@ class CareGuardGate:
             trimming = None
             if passed and trimmer is not None:
                 # A reading that fails raises, and the gate withholds the answer (fail closed).
+                if trimmer.opening_threshold is not None:
+                    draft = self.generator.with_opening_samples(
+                        case, triage, draft, feedback, iteration
+                    )
                 trimming = trimmer.trim(case.question, draft.text, draft.samples)
                 passed = not (trimming.header_only or trimming.opening_doubted)
             report.rounds.append(

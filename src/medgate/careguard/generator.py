@@ -18,6 +18,7 @@ from medgate.careguard.quoting import quote_block
 from medgate.careguard.records import Draft, TokenStats, Triage
 from medgate.careguard.scoring import answer_signals, not_computed_signals
 from medgate.careguard.screening import describe_answers
+from medgate.config import OpeningDraw
 from medgate.errors import ModelError
 from medgate.records import Case, Usage
 
@@ -95,7 +96,8 @@ class Generator:
     them in the same parallel pass as the draft. ``opening_samples`` are drawn only for a draft
     whose opening will be read against them (``draft(..., opening=True)``): drawing them changes
     the batch, and so the draft's greedy text, and costs time an answer that is not trimmed
-    would spend for nothing."""
+    would spend for nothing. With ``opening_draw = "after_judges"`` they are not decoded with
+    the draft at all but by :meth:`with_opening_samples`, for a draft the judges passed."""
 
     def __init__(
         self,
@@ -106,6 +108,7 @@ class Generator:
         refine_temperature: float = 0.4,
         samples: int = 0,
         opening_samples: int = 0,
+        opening_draw: OpeningDraw = "with_draft",
         sample_temperature: float = 1.0,
         sample_max_tokens: int = 96,
         repeat_penalty: float = 1.0,
@@ -116,6 +119,7 @@ class Generator:
         self.refine_temperature = refine_temperature
         self.samples = samples
         self.opening_samples = opening_samples
+        self.opening_draw = opening_draw
         self.sample_temperature = sample_temperature
         self.sample_max_tokens = sample_max_tokens
         self.repeat_penalty = repeat_penalty
@@ -125,14 +129,22 @@ class Generator:
         return self.model.name
 
     def sample_count(self, opening: bool = False) -> int:
-        """How many answers are sampled beside a draft (the opening check's only when asked)."""
-        return max(self.samples, self.opening_samples if opening else 0)
+        """How many answers are sampled beside a draft (the opening check's only when asked,
+        and only when they are drawn with the draft)."""
+        with_draft = opening and self.opening_draw == "with_draft"
+        return max(self.samples, self.opening_samples if with_draft else 0)
 
-    def sample_seeds(self, iteration: int, opening: bool = False) -> list[int]:
-        """The seeds of the consistency samples of round ``iteration`` (never the draft's)."""
-        return [self.seed + 1000 + 100 * iteration + k for k in range(self.sample_count(opening))]
+    def sample_seeds(
+        self, iteration: int, opening: bool = False, count: int | None = None
+    ) -> list[int]:
+        """The seeds of the consistency samples of round ``iteration`` (never the draft's):
+        ``count`` of them, or as many as are drawn beside the draft."""
+        n = self.sample_count(opening) if count is None else count
+        return [self.seed + 1000 + 100 * iteration + k for k in range(n)]
 
-    def sample_params(self, iteration: int, opening: bool = False) -> list[DecodeParams]:
+    def sample_params(
+        self, iteration: int, opening: bool = False, count: int | None = None
+    ) -> list[DecodeParams]:
         """How the consistency samples of round ``iteration`` are decoded (white-box)."""
         return [
             DecodeParams(
@@ -141,8 +153,47 @@ class Generator:
                 seed=s,
                 repeat_penalty=self.repeat_penalty,
             )
-            for s in self.sample_seeds(iteration, opening)
+            for s in self.sample_seeds(iteration, opening, count)
         ]
+
+    def with_opening_samples(
+        self,
+        case: Case,
+        triage: Triage,
+        draft: Draft,
+        feedback: Sequence[str] = (),
+        iteration: int = 0,
+    ) -> Draft:
+        """``draft`` with the opening check's samples, decoded now from the prompt that gave it
+        (the same seeds as beside a draft) when it does not carry enough of them; their time and
+        tokens are added to the draft's. ModelError for a black-box generator: it has no
+        probabilities for the check to read anyway."""
+        if len(draft.samples) >= self.opening_samples:
+            return draft
+        if not isinstance(self.model, WhiteBoxModel):
+            raise ModelError("the opening check needs a white-box generator")
+        messages = generator_messages(case, triage, feedback)
+        t0 = time.perf_counter()
+        sampled = self.model.complete_batch(
+            messages, self.sample_params(iteration, count=self.opening_samples)
+        )
+        seconds = time.perf_counter() - t0
+        usage = draft.usage
+        if usage is not None:
+            usage = usage.model_copy(
+                update={
+                    "prompt_tokens": usage.prompt_tokens + sampled[0].prompt_tokens,
+                    "completion_tokens": usage.completion_tokens + sum(c.n_tokens for c in sampled),
+                    "seconds": usage.seconds + seconds,
+                }
+            )
+        return draft.model_copy(
+            update={
+                "samples": [c.text.strip() for c in sampled],
+                "seconds": draft.seconds + seconds,
+                "usage": usage,
+            }
+        )
 
     def draft(
         self,

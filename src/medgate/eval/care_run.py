@@ -62,6 +62,10 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "with_trimming": {"trim": TrimConfig(enabled=True, opening_samples=0)},
     # The trim with the opening check, as the default has it since; the name of its first runs.
     "with_opening_check": {"trim": TrimConfig(enabled=True, opening_samples=3)},
+    # The opening check with its samples drawn only for a draft the judges passed.
+    "lazy_opening_check": {
+        "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
+    },
 }
 
 #: Where the committed CareGuard runs live (relative to the working directory, like --out).
