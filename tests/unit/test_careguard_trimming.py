@@ -189,6 +189,9 @@ def test_the_gate_releases_the_trimmed_text_and_says_what_it_left_out() -> None:
     assert report.rounds[-1].trimming.dropped == 1
     # The whole draft stays in the trace, for a reviewer.
     assert WRONG in report.rounds[-1].draft.text
+    # The trim's readings are timed and counted with the rest of the gate's model calls.
+    assert any(t.stage == "careguard.round0.trim" for t in verdict.trace.timings)
+    assert report.rounds[-1].trimming.usage in verdict.trace.usage
 
 
 def test_a_permission_question_is_released_whole() -> None:

@@ -529,6 +529,12 @@ class CareGuardGate:
                 Timing(stage=f"{STAGE}.round{rnd.iteration}.evaluate", seconds=evaluated)
             )
             usage.extend(a.usage for a in rnd.assessments.values() if a.usage is not None)
+            if rnd.trimming is not None:
+                timings.append(
+                    Timing(stage=f"{STAGE}.round{rnd.iteration}.trim", seconds=rnd.trimming.seconds)
+                )
+                if rnd.trimming.usage is not None:
+                    usage.append(rnd.trimming.usage)
         timings.append(Timing(stage=f"{STAGE}.total", seconds=seconds))
         return Trace(
             stages={STAGE: report},
