@@ -216,6 +216,12 @@ GENERAL_QUESTIONS_HELDOUT_10 = PatientQuestions(
     "40 more general health questions needing no patient context, written for a second reading "
     "of the trim of doubted sentences on questions never used to choose anything",
 )
+GENERAL_QUESTIONS_HELDOUT_11 = PatientQuestions(
+    "general-questions-heldout-11",
+    "general_questions_heldout_11.jsonl",
+    "40 more general health questions needing no patient context, written to measure the "
+    "opening check against the trim alone on questions never used to choose anything",
+)
 CRISIS_QUESTIONS = PatientQuestions(
     "crisis-questions",
     "crisis_questions.jsonl",
