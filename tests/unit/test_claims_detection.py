@@ -12,6 +12,7 @@ from medgate.claims import (
     find_citations,
     uncited_flags,
 )
+from medgate.claims.rules import doses_something
 
 
 @pytest.mark.parametrize(
@@ -203,3 +204,34 @@ def test_how_often_an_activity_is_done_is_not_a_dose(sentence: str) -> None:
 )
 def test_a_schedule_of_something_taken_is_a_dose(sentence: str) -> None:
     assert ClaimType.DOSE in classify(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "A calorie is a unit of energy that represents the amount of heat required to raise the "
+        "temperature of one gram of water by one degree Celsius.",
+        "A decibel is a unit of loudness; a rise of 10 decibels is a tenfold rise in intensity.",
+    ],
+)
+def test_the_definition_of_a_unit_is_not_a_dose(sentence: str) -> None:
+    assert ClaimType.DOSE not in classify(sentence)
+    assert not doses_something(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "One unit of insulin is given for every 10 grams of carbohydrate.",
+        "Take one gram of paracetamol every six hours.",
+    ],
+)
+def test_units_of_a_medicine_stay_a_dose(sentence: str) -> None:
+    assert ClaimType.DOSE in classify(sentence)
+
+
+def test_interacting_with_the_surroundings_is_not_a_drug_interaction() -> None:
+    sentence = "Touch allows us to interact with our environment and navigate through it."
+    assert ClaimType.INTERACTION not in classify(sentence)
+    assert ClaimType.INTERACTION in classify("Warfarin can interact with many other medicines.")
+    assert ClaimType.INTERACTION in classify("These drugs interact with each other.")

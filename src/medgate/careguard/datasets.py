@@ -222,6 +222,12 @@ GENERAL_QUESTIONS_HELDOUT_11 = PatientQuestions(
     "40 more general health questions needing no patient context, written to measure the "
     "opening check against the trim alone on questions never used to choose anything",
 )
+GENERAL_QUESTIONS_HELDOUT_12 = PatientQuestions(
+    "general-questions-heldout-12",
+    "general_questions_heldout_12.jsonl",
+    "40 more general health questions needing no patient context, written to read HRA's "
+    "combined score and the gate once on questions never used to choose anything",
+)
 CRISIS_QUESTIONS = PatientQuestions(
     "crisis-questions",
     "crisis_questions.jsonl",

@@ -51,6 +51,14 @@ _NARRATIVE = re.compile(
     r"|\b(?:she|he|they|her|his|the\s+patient)\s+(?:takes|took|stopped|started|uses|used)\b",
     re.IGNORECASE,
 )
+#: A definition of a unit of measurement ("A calorie is a unit of energy that ... one gram of
+#: water by one degree Celsius") names amounts without anything being taken or given.
+_DEFINES_UNIT = re.compile(
+    r"\b(?:is|are)\s+(?:a|an|the)\s+(?:\w+\s+)?(?:units?|measures?)\s+of\s+(?:energy|heat"
+    r"|measurement|length|distance|mass|weight|volume|time|pressure|temperature|force|power"
+    r"|work|radiation|sound|loudness|frequency)\b",
+    re.IGNORECASE,
+)
 #: A question or a conditional about safety is not an assurance.
 _ASKING = re.compile(r"\?\s*$|\b(?:whether|if)\s+(?:\w+\s+){0,4}(?:is|are)\b", re.IGNORECASE)
 
@@ -99,7 +107,10 @@ def doses_something(sentence: str) -> bool:
     """The sentence is about something taken or given, not only how long or how often an
     activity is done: it names a medicine, an amount of a substance (mg, ml, tablets), dose
     wording or an intake verb. "Adults need 7-9 hours of sleep per night" and "wash your hands
-    for 20 seconds" are not doses; "take one every morning" is."""
+    for 20 seconds" are not doses; "take one every morning" is; nor is the definition of a
+    unit of measurement."""
+    if _DEFINES_UNIT.search(sentence):
+        return False
     if mentions_medicine(sentence) or _DOSE_WORDS.search(sentence):
         return True
     if _INTAKE.search(sentence):
@@ -110,7 +121,7 @@ def doses_something(sentence: str) -> bool:
 def states_dose_claim(sentence: str) -> bool:
     """An amount of a medicine with a schedule, an instruction or dose wording; or a schedule
     with an instruction to take something."""
-    if _NARRATIVE.search(sentence):
+    if _NARRATIVE.search(sentence) or _DEFINES_UNIT.search(sentence):
         return False
     quantities = extract_quantities(sentence)
     amounts = [q for q in quantities if q.kind in AMOUNT_KINDS]
@@ -196,6 +207,16 @@ _INTERACTION = _rx(
 )
 
 
+#: What people interact with that is not a substance ("allows us to interact with our
+#: environment"): no medicine, food or drink is combined.
+_NOT_A_SUBSTANCE = re.compile(
+    r"\binteract\w*\s+with\s+(?:\w+\s+){0,2}?(?:environment|surroundings|world|people|others"
+    r"|friends|family|children|objects?|things|patients?|doctors?|staff|each\s+other"
+    r"|one\s+another|society|computers?|devices?|screens?)\b",
+    re.IGNORECASE,
+)
+
+
 def states_interaction(sentence: str) -> bool:
     if _REFERRAL.search(sentence) and not re.search(r"\b(?:safe|no\s+interaction)", sentence):
         return False  # "your pharmacist can check for interactions"
@@ -203,8 +224,10 @@ def states_interaction(sentence: str) -> bool:
         return False
     if not _any(_INTERACTION, sentence):
         return False
-    # Two substances, or one with an explicit interaction word.
     mentions = re.findall(_COMB, sentence, re.IGNORECASE)
+    if _NOT_A_SUBSTANCE.search(sentence) and not mentions:
+        return False
+    # Two substances, or one with an explicit interaction word.
     return len(mentions) >= 2 or bool(re.search(r"\binteract|\binterfer", sentence, re.I))
 
 

@@ -1,0 +1,168 @@
+"""The whole-draft hallucination score on drafts the gate itself read while it ran.
+
+    python scripts/draft_risk.py
+
+The score ``max(support, max sentence P(no))`` (the opening's support against the generator's
+samples, the trim's P(no) of each sentence) was chosen on the dev pool of
+``scripts/opening_support.py`` and read once on its offline test pool. Here it is read again,
+unchanged, on a second test pool: every draft of the end-to-end runs with the opening check on
+general-questions-heldout-9/-10 (docs/results/careguard_runs_v12, ``with_opening_check``) and
+-11 (docs/results/careguard_runs_v15, ``main``) whose trace holds both readings, as the gate
+recorded them. The rule, written before the pool was scored: docs/results/draft_risk/NOTES.md.
+
+Labels: a draft whose text was released unchanged carries the hand label of that released text
+(``docs/results/careguard*/careguard_labels.jsonl``, wrong or degenerate); every other draft is
+labelled by hand in ``docs/results/draft_risk/labels.jsonl``. A draft with no label, or with
+labels that disagree, stops the report.
+
+Writes docs/results/draft_risk/report.md and report.json.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from scripts.opening_support import DRAFT_SCORES, scored
+from scripts.trim_doubted import wrong_sentences
+
+from medgate.careguard.hra_fit import FeatureAUROC, auroc_with_ci
+from medgate.eval.care_labels import LABELS_FILE, HandLabel, shown_sha256
+
+RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
+OUT = RESULTS / "draft_risk"
+RUNS = (
+    RESULTS / "careguard_runs_v12" / "general-questions-heldout-9-all-with_opening_check.jsonl",
+    RESULTS / "careguard_runs_v12" / "general-questions-heldout-10-all-with_opening_check.jsonl",
+    RESULTS / "careguard_runs_v15" / "general-questions-heldout-11-all-main.jsonl",
+)
+#: The score chosen on dev in scripts/opening_support.py; read here, never chosen again.
+CHOSEN = "max of support and max sentence"
+TARGET = 0.75
+
+
+def draft_labels() -> dict[tuple[str, str], bool]:
+    """Whether each labelled text is wrong or degenerate, by question id and the text's sha256
+    (one text can answer two questions); a text labelled both ways stops the report."""
+    verdicts: dict[tuple[str, str], set[bool]] = {}
+    for path in sorted(RESULTS.glob(f"careguard*/{LABELS_FILE}")) + [RESULTS / LABELS_FILE]:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                label = HandLabel.model_validate_json(line)
+                verdicts.setdefault((label.id, label.shown_sha256), set()).add(
+                    label.wrong or label.degenerate
+                )
+    for line in (OUT / "labels.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            verdicts.setdefault((row["id"], row["draft_sha256"]), set()).add(row["wrong"] or row["degenerate"])
+    conflicting = [key for key, v in verdicts.items() if len(v) > 1]
+    if conflicting:
+        raise SystemExit(f"texts labelled both ways: {conflicting}")
+    return {key: v.pop() for key, v in verdicts.items()}
+
+
+def pool() -> list[dict[str, Any]]:
+    """Every draft whose round recorded the trim's sentence readings and the opening's support."""
+    labels = draft_labels()
+    rows = []
+    for path in RUNS:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            careguard = item["record"]["verdict"]["trace"]["stages"]["careguard"]
+            for round_ in careguard["rounds"]:
+                trim = round_.get("trimming") or {}
+                if not trim.get("opening_support") or not trim.get("sentences"):
+                    continue
+                sha = shown_sha256(round_["draft"]["text"])
+                if (item["id"], sha) not in labels:
+                    raise SystemExit(f"no label for {item['id']} round {round_['iteration']}")
+                support = statistics.fmean(trim["opening_support"])
+                sentences = [s["p_error"] for s in trim["sentences"]]
+                rows.append(
+                    {
+                        "id": item["id"],
+                        "iteration": round_["iteration"],
+                        "draft_sha256": sha,
+                        "wrong": labels[item["id"], sha],
+                        "support": support,
+                        "max_sentence": max(sentences),
+                        "score": max(support, *sentences),
+                        "hra_judge": round_["assessments"]["hra"]["score"],
+                    }
+                )
+    return rows
+
+
+def figures(rows: list[dict[str, Any]]) -> dict[str, FeatureAUROC]:
+    wrong = [r["wrong"] for r in rows]
+    return {
+        name: auroc_with_ci([r[name] for r in rows], wrong)
+        for name in ("score", "support", "max_sentence", "hra_judge")
+    }
+
+
+def main() -> None:
+    rows = pool()
+    first = [r for r in rows if r["iteration"] == 0]
+    offline = scored("test", wrong_sentences())
+    offline_rows = [
+        {"wrong": r["wrong_draft"], "score": DRAFT_SCORES[CHOSEN](r)} for r in offline
+    ]
+    pooled_rows = first + offline_rows
+    pooled = auroc_with_ci([r["score"] for r in pooled_rows], [r["wrong"] for r in pooled_rows])
+    parts = {"first drafts (primary)": first, "every draft": rows}
+    table = {name: figures(part) for name, part in parts.items()}
+    summary: dict[str, Any] = {
+        name: {
+            "drafts": len(part),
+            "wrong": sum(r["wrong"] for r in part),
+            **{k: f.model_dump() for k, f in table[name].items()},
+        }
+        for name, part in parts.items()
+    }
+    primary = table["first drafts (primary)"]["score"]
+    met = primary.value is not None and primary.value >= TARGET
+    summary["pooled_with_offline_test"] = {
+        "drafts": len(pooled_rows),
+        "wrong": sum(r["wrong"] for r in pooled_rows),
+        **pooled.model_dump(),
+    }
+    summary["target"] = {"auroc": TARGET, "met": met}
+    lines = [
+        "# The whole-draft hallucination score on the gate's own recorded drafts",
+        "",
+        "Generated by `python scripts/draft_risk.py` from the run logs of "
+        "careguard_runs_v12 (`with_opening_check`, sets 9 and 10) and careguard_runs_v15 "
+        "(`main`, set 11) and the hand labels; the rule was written first (NOTES.md here). "
+        "AUROC for a wrong draft (any sentence with a factual error or degenerate repetition), "
+        "bootstrap 95% interval.",
+        "",
+        "| drafts | n | wrong | max(support, max sentence P(no)) | support | max sentence "
+        "P(no) | HRA judge (1-5) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, part in parts.items():
+        f = table[name]
+        lines.append(
+            f"| {name} | {len(part)} | {sum(r['wrong'] for r in part)} | {f['score'].shown()} | "
+            f"{f['support'].shown()} | {f['max_sentence'].shown()} | {f['hra_judge'].shown()} |"
+        )
+    lines += [
+        "",
+        f"The same score over the primary pool and the {len(offline_rows)} offline test drafts "
+        f"of scripts/opening_support.py ({sum(r['wrong'] for r in offline_rows)} wrong): "
+        f"{pooled.shown()}, {len(pooled_rows)} drafts.",
+        "",
+        f"Target (AUROC >= {TARGET} on the primary pool): {'met' if met else 'not met'}.",
+    ]
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (OUT / "report.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
