@@ -56,6 +56,26 @@ def test_rules_find_the_category_with_evidence(question: str, category: RiskCate
     assert evidence and all(e.matched.lower() in question.lower() for e in evidence)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        'What does the word "idiopathic" mean in medicine?',
+        "What is the difference between a symptom and a sign in medicine?",
+        "What does a doctor of internal medicine do?",
+    ],
+)
+def test_medicine_as_the_field_is_not_a_medicine_question(question: str) -> None:
+    assert not any(e.category is RiskCategory.MEDICATION for e in match_rules(question))
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which medicine helps a cold?", "I forgot my medicine, what should I do?"],
+)
+def test_a_remedy_called_medicine_still_is(question: str) -> None:
+    assert any(e.category is RiskCategory.MEDICATION for e in match_rules(question))
+
+
 PLEASING = "care given to please, not because it is needed"
 
 

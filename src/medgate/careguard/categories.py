@@ -92,6 +92,25 @@ _NO_ACCIDENT_AFTER = (
 NAMED_EMERGENCY = "an emergency named"
 
 #: (category, rule name, pattern). Patterns are matched case-insensitively on the question.
+#: "Medicine" as the field, not a remedy: "what does 'idiopathic' mean in medicine?", "a doctor
+#: of medicine", "internal medicine". Each is a fixed-width look-behind, as ``re`` requires.
+_NOT_THE_FIELD = "".join(
+    rf"(?<!\b{word} )"
+    for word in (
+        "in",
+        "of",
+        "internal",
+        "emergency",
+        "family",
+        "general",
+        "sports",
+        "nuclear",
+        "clinical",
+        "modern",
+        "preventive",
+    )
+)
+
 RULES: tuple[tuple[RiskCategory, str, str], ...] = (
     (
         RiskCategory.SELF_HARM,
@@ -283,7 +302,7 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         RiskCategory.MEDICATION,
         "dosing or taking medicine",
         r"\b(?:dos(?:e|es|age|ing)|\d+ ?mg|milligrams?|tablets?|pills?|capsules?|medications?|"
-        r"medicines?|prescriptions?|painkillers?|over[- ]the[- ]counter|"
+        rf"medicines|{_NOT_THE_FIELD}medicine|prescriptions?|painkillers?|over[- ]the[- ]counter|"
         r"(?:can|should|may) i (?:take|give|use|mix|combine|stop taking|double))\b",
     ),
     (
