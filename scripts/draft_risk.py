@@ -84,8 +84,9 @@ def draft_labels() -> dict[tuple[str, str], bool]:
     return {key: v.pop() for key, v in verdicts.items()}
 
 
-def pool(runs: tuple[Path, ...] = RUNS) -> list[dict[str, Any]]:
-    """Every draft whose round recorded the trim's sentence readings and the opening's support."""
+def pool(runs: tuple[Path, ...] = RUNS, *, first_only: bool = False) -> list[dict[str, Any]]:
+    """Every draft (or every first draft) whose round recorded the trim's sentence readings and
+    the opening's support."""
     labels = draft_labels()
     rows = []
     for path in runs:
@@ -94,6 +95,8 @@ def pool(runs: tuple[Path, ...] = RUNS) -> list[dict[str, Any]]:
             careguard = item["record"]["verdict"]["trace"]["stages"]["careguard"]
             for round_ in careguard["rounds"]:
                 trim = round_.get("trimming") or {}
+                if first_only and round_["iteration"] != 0:
+                    continue
                 if not trim.get("opening_support") or not trim.get("sentences"):
                     continue
                 sha = shown_sha256(round_["draft"]["text"])
@@ -176,7 +179,7 @@ def combined_score(row: dict[str, Any], artifact: dict[str, Any]) -> float:
 def read_v16() -> None:
     """Set 12's first drafts, scored once."""
     artifact = json.loads(COMBINED.read_text(encoding="utf-8"))
-    first = [r for r in pool((V16_RUN,)) if r["iteration"] == 0]
+    first = pool((V16_RUN,), first_only=True)
     for r in first:
         r["combined"] = combined_score(r, artifact)
     wrong = [r["wrong"] for r in first]

@@ -235,3 +235,13 @@ def test_interacting_with_the_surroundings_is_not_a_drug_interaction() -> None:
     assert ClaimType.INTERACTION not in classify(sentence)
     assert ClaimType.INTERACTION in classify("Warfarin can interact with many other medicines.")
     assert ClaimType.INTERACTION in classify("These drugs interact with each other.")
+
+
+def test_a_list_of_uses_after_a_comma_is_not_a_medication_change() -> None:
+    sentence = (
+        "It's used for several reasons, including treating severe anemia, replacing lost blood "
+        "due to surgery or trauma, and in some cases as a life-saving measure."
+    )
+    assert ClaimType.MEDICATION_CHANGE not in classify(sentence)
+    instruction = "If the rash spreads, stop the cream and see your doctor."
+    assert ClaimType.MEDICATION_CHANGE in classify(instruction)

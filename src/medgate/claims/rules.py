@@ -147,7 +147,10 @@ _CHANGE_VERB = (
 )
 _CHANGE = _rx(
     # Imperative, possibly after a condition: "If you miss a dose, just double the next one."
-    rf"(?:^|[,;:]\s*|\bthen\s+)(?:just\s+|simply\s+|then\s+|now\s+)?{_CHANGE_VERB}\b",
+    rf"(?:^|\bthen\s+)(?:just\s+|simply\s+|then\s+|now\s+)?{_CHANGE_VERB}\b",
+    # After a comma an -ing form is a list of uses ("including treating anaemia, replacing lost
+    # blood"), not an instruction.
+    rf"[,;:]\s*(?:just\s+|simply\s+|then\s+|now\s+)?(?!\w+ing\b){_CHANGE_VERB}\b",
     # Permission or advice: "you can stop", "patients may discontinue", "it is fine to skip".
     rf"\b(?:you|patients?|people|they|one|adults?|anyone)\b[^.;]{{0,30}}\b(?:can|may|could"
     rf"|should|must|ought\s+to|need\s+to|are\s+free\s+to)\s+(?:simply\s+|just\s+|safely\s+"
