@@ -101,6 +101,30 @@ def test_only_an_opening_that_introduces_a_list_is_nothing_to_release() -> None:
     assert not header_only(["It does three things:"], 1)
 
 
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "Eczema and psoriasis are both skin conditions, but they differ in several ways.",
+        "Snoring can happen for many different reasons.",
+        "Hair turns grey with age for a number of reasons",
+    ],
+)
+def test_an_opening_that_only_announces_its_answer_is_not_released_alone(opening: str) -> None:
+    assert header_only([opening], 3)
+    assert not header_only([opening], 1)
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "Dark circles can have several causes, including lack of sleep and genetics.",
+        "Eczema is an itchy inflammation of the skin, while psoriasis causes scaly plaques.",
+    ],
+)
+def test_an_opening_with_content_is_kept(opening: str) -> None:
+    assert not header_only([opening], 3)
+
+
 def test_a_reading_that_gives_no_distribution_is_an_error() -> None:
     trimmer = SentenceTrimmer(writer(), 0.2)
     with pytest.raises(Exception, match="distribution"):
@@ -227,7 +251,9 @@ def test_an_opening_left_alone_before_its_list_asks_for_a_refinement() -> None:
     rig.sra(verdict_json(1)).hra(verdict_json(1))
     blocked = trimming_gate(rig).check(Case(question=QUESTION_TEXT))
     assert blocked.status is Status.BLOCKED
-    assert "the trim would have left only the opening of a list" in blocked.reason
+    assert "the trim would have left only an opening that introduces what it does not say" in (
+        blocked.reason
+    )
 
 
 def trim_config(enabled: bool | None) -> MedgateConfig:

@@ -616,7 +616,7 @@ def trim_held_note(trimming: Trimming | None) -> str:
             f"{trimming.opening_mean:.2f} above {trimming.opening_threshold:.2f})"
         )
     if trimming.header_only:
-        return "; the trim would have left only the opening of a list"
+        return "; the trim would have left only an opening that introduces what it does not say"
     return ""
 
 

@@ -202,7 +202,8 @@ class Trimming(Record):
     text: str = Field(description="What is released: the draft without its doubted sentences.")
     header_only: bool = Field(
         default=False,
-        description="True when only an opening ending in ':' would be left: nothing to release.",
+        description="True when only an opening ending in ':', or one announcing what it does "
+        "not say ('they differ in several ways'), would be left: nothing to release.",
     )
     opening_support: list[float] | None = Field(
         default=None,

@@ -65,9 +65,25 @@ def decide(position: int, sentence: str, p_error: float, threshold: float) -> Tr
     return "trusted" if p_error <= threshold else "doubted"
 
 
+#: An opening that announces what the answer will say without saying it: "Eczema and psoriasis
+#: are both skin conditions, but they differ in several ways." Left alone by the trim, it
+#: answers nothing.
+_ANNOUNCES = re.compile(
+    r"\b(?:differ|vary)\s+in\s+(?:several|many|a\s+few|some|various|a\s+number\s+of)\s+"
+    r"(?:ways|respects)\s*\.?\s*$"
+    r"|\b(?:several|many|a\s+few|various|a\s+number\s+of|multiple)\s+(?:\w+\s+)?(?:reasons|factors"
+    r"|causes|ways|differences|things|functions|roles)\s*\.?\s*$",
+    re.IGNORECASE,
+)
+
+
 def header_only(kept: list[str], total: int) -> bool:
-    """Whether only an opening that introduces a list would be left of ``total`` sentences."""
-    return len(kept) == 1 and total > 1 and kept[0].rstrip().endswith(":")
+    """Whether only an opening that introduces a list, or announces what it does not say, would
+    be left of ``total`` sentences."""
+    if len(kept) != 1 or total <= 1:
+        return False
+    opening = kept[0].rstrip()
+    return opening.endswith(":") or _ANNOUNCES.search(opening) is not None
 
 
 def without(text: str, spans: list[tuple[int, int]]) -> str:
