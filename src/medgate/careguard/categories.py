@@ -91,7 +91,6 @@ _NO_ACCIDENT_AFTER = (
 #: The rule that reads only an emergency's name, not a sign of it (see :func:`match_rules`).
 NAMED_EMERGENCY = "an emergency named"
 
-#: (category, rule name, pattern). Patterns are matched case-insensitively on the question.
 #: "Medicine" as the field, not a remedy: "what does 'idiopathic' mean in medicine?", "a doctor
 #: of medicine", "internal medicine". Each is a fixed-width look-behind, as ``re`` requires.
 _NOT_THE_FIELD = "".join(
@@ -111,6 +110,7 @@ _NOT_THE_FIELD = "".join(
     )
 )
 
+#: (category, rule name, pattern). Patterns are matched case-insensitively on the question.
 RULES: tuple[tuple[RiskCategory, str, str], ...] = (
     (
         RiskCategory.SELF_HARM,
