@@ -245,3 +245,7 @@ def test_a_list_of_uses_after_a_comma_is_not_a_medication_change() -> None:
     assert ClaimType.MEDICATION_CHANGE not in classify(sentence)
     instruction = "If the rash spreads, stop the cream and see your doctor."
     assert ClaimType.MEDICATION_CHANGE in classify(instruction)
+
+
+def test_things_that_interact_with_each_other_may_be_medicines() -> None:
+    assert ClaimType.INTERACTION in classify("They can interact with each other.")

@@ -211,11 +211,12 @@ _INTERACTION = _rx(
 
 
 #: What people interact with that is not a substance ("allows us to interact with our
-#: environment"): no medicine, food or drink is combined.
+#: environment"): no medicine, food or drink is combined. "Each other" is not among them: "they
+#: interact with each other" may be two medicines named in the sentence before.
 _NOT_A_SUBSTANCE = re.compile(
     r"\binteract\w*\s+with\s+(?:\w+\s+){0,2}?(?:environment|surroundings|world|people|others"
-    r"|friends|family|children|objects?|things|patients?|doctors?|staff|each\s+other"
-    r"|one\s+another|society|computers?|devices?|screens?)\b",
+    r"|friends|family|children|objects?|things|patients?|doctors?|staff|society|computers?"
+    r"|devices?|screens?)\b",
     re.IGNORECASE,
 )
 
