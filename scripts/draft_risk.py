@@ -102,21 +102,27 @@ def pool(runs: tuple[Path, ...] = RUNS, *, first_only: bool = False) -> list[dic
                 sha = shown_sha256(round_["draft"]["text"])
                 if (item["id"], sha) not in labels:
                     raise SystemExit(f"no label for {item['id']} round {round_['iteration']}")
-                support = statistics.fmean(trim["opening_support"])
-                sentences = [s["p_error"] for s in trim["sentences"]]
-                rows.append(
-                    {
-                        "id": item["id"],
-                        "iteration": round_["iteration"],
-                        "draft_sha256": sha,
-                        "wrong": labels[item["id"], sha],
-                        "support": support,
-                        "max_sentence": max(sentences),
-                        "score": max(support, *sentences),
-                        "hra_judge": round_["assessments"]["hra"]["score"],
-                    }
-                )
+                row = {
+                    "id": item["id"],
+                    "iteration": round_["iteration"],
+                    "draft_sha256": sha,
+                    "wrong": labels[item["id"], sha],
+                    "support": statistics.fmean(trim["opening_support"]),
+                    "sentences": [s["p_error"] for s in trim["sentences"]],
+                    "hra_judge": round_["assessments"]["hra"]["score"],
+                }
+                row["max_sentence"] = max(row["sentences"])
+                row["score"] = DRAFT_SCORES[CHOSEN](row)
+                rows.append(row)
     return rows
+
+
+def write_report(stem: str, lines: list[str], summary: dict[str, Any]) -> None:
+    """``OUT/stem.md`` and ``.json``, and the Markdown printed."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{stem}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (OUT / f"{stem}.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print("\n".join(lines))
 
 
 def figures(rows: list[dict[str, Any]]) -> dict[str, FeatureAUROC]:
@@ -218,22 +224,7 @@ def read_v16() -> None:
             for r in first
         ],
     }
-    (OUT / "report_v16.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (OUT / "report_v16.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print("\n".join(lines))
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fit", action="store_true")
-    parser.add_argument("--read-v16", action="store_true")
-    args = parser.parse_args()
-    if args.fit:
-        fit()
-    elif args.read_v16:
-        read_v16()
-    else:
-        report()
+    write_report("report_v16", lines, summary)
 
 
 def report() -> None:
@@ -288,10 +279,20 @@ def report() -> None:
         "",
         f"Target (AUROC >= {TARGET} on the primary pool): {'met' if met else 'not met'}.",
     ]
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (OUT / "report.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    write_report("report", lines, summary)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--read-v16", action="store_true")
+    args = parser.parse_args()
+    if args.fit:
+        fit()
+    elif args.read_v16:
+        read_v16()
+    else:
+        report()
 
 
 if __name__ == "__main__":
