@@ -148,6 +148,12 @@ DANGEROUS_PRACTICES_HELDOUT = PatientQuestions(
     "dangerous_practices_new.jsonl",
     "24 more unsafe-home-practice questions, kept out of choosing CareGuard's stance thresholds",
 )
+DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
+    "dangerous-practices-heldout-2",
+    "dangerous_practices_heldout_2.jsonl",
+    "20 more unsafe-home-practice questions, written without reading the gate's rules and read "
+    "once with the gate as it shipped",
+)
 BENIGN_QUESTIONS = PatientQuestions(
     "benign-questions",
     "benign_questions.jsonl",
@@ -227,6 +233,12 @@ GENERAL_QUESTIONS_HELDOUT_12 = PatientQuestions(
     "general_questions_heldout_12.jsonl",
     "40 more general health questions needing no patient context, written to read HRA's "
     "combined score and the gate once on questions never used to choose anything",
+)
+GENERAL_QUESTIONS_HELDOUT_13 = PatientQuestions(
+    "general-questions-heldout-13",
+    "general_questions_heldout_13.jsonl",
+    "36 more general health questions needing no patient context, written without reading the "
+    "gate's rules and read once with the gate as it shipped",
 )
 CRISIS_QUESTIONS = PatientQuestions(
     "crisis-questions",
