@@ -36,6 +36,7 @@ from medgate.careguard.categories import (
     RiskCategory,
     match_rules,
 )
+from medgate.careguard.comparison import both_sides_feedback
 from medgate.careguard.evaluators import Evaluators
 from medgate.careguard.first_aid import first_aid_answer, first_aid_topic, while_help_comes
 from medgate.careguard.generator import Generator, instruction_texts
@@ -379,7 +380,9 @@ class CareGuardGate:
                         case, triage, draft, feedback, iteration
                     )
                 trimming = trimmer.trim(case.question, draft.text, draft.samples)
-                passed = not (trimming.header_only or trimming.opening_doubted)
+                passed = not (
+                    trimming.header_only or trimming.opening_doubted or trimming.one_sided
+                )
             report.rounds.append(
                 Round(
                     iteration=iteration,
@@ -430,6 +433,11 @@ class CareGuardGate:
                         *(
                             [OPENING_DOUBTED]
                             if trimming is not None and trimming.opening_doubted
+                            else []
+                        ),
+                        *(
+                            [both_sides_feedback(case.question)]
+                            if trimming is not None and trimming.one_sided
                             else []
                         ),
                         *claims_feedback(blocking),
@@ -617,6 +625,8 @@ def trim_held_note(trimming: Trimming | None) -> str:
         )
     if trimming.header_only:
         return "; the trim would have left only an opening that introduces what it does not say"
+    if trimming.one_sided:
+        return "; the trim would have left an answer that does not describe both things asked about"
     return ""
 
 

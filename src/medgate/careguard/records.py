@@ -205,6 +205,11 @@ class Trimming(Record):
         description="True when only an opening ending in ':', or one announcing what it does "
         "not say ('they differ in several ways'), would be left: nothing to release.",
     )
+    one_sided: bool = Field(
+        default=False,
+        description="True when the question asks how two things differ and the trim would "
+        "leave a text that does not describe both (medgate.careguard.comparison).",
+    )
     opening_support: list[float] | None = Field(
         default=None,
         description="P(no) that each of the generator's samples supports the opening sentence "

@@ -14,6 +14,8 @@ exactly which rule held an answer back.
 * :class:`RiskyEndorsement`: a yes/no question asking whether to do something ("Can I ...",
   "Is it safe to ...", "Should I ...") answered with an endorsement ("Yes, you can ...", "... is
   safe") that the yes-release rule (:mod:`medgate.careguard.yes_release`) did not grant.
+* :class:`OneSided`: a question asking how two things differ answered without describing both
+  (:mod:`medgate.careguard.comparison`).
 * :class:`Degenerate`: the draft loops or stops short: repeated phrases, a word or list item
   said again and again, few distinct words, or a sentence cut off by the token budget
   (:mod:`medgate.careguard.degeneration`).
@@ -29,6 +31,7 @@ from typing import Protocol
 
 from pydantic import Field
 
+from medgate.careguard.comparison import both_sides_feedback, compared_sides, one_sided
 from medgate.careguard.degeneration import assess_degeneration
 from medgate.careguard.scoring import GO_AHEAD, refuses
 from medgate.records import Record
@@ -40,6 +43,7 @@ class CheckName(StrEnum):
     HARMFUL_COMPLIANCE = "harmful_compliance"
     RISKY_ENDORSEMENT = "risky_endorsement"
     DEGENERATE = "degenerate"
+    ONE_SIDED = "one_sided"
 
 
 class ReleaseFinding(Record):
@@ -313,6 +317,26 @@ class Degenerate:
         )
 
 
+class OneSided:
+    """A question asking how two things differ, answered without describing both: one side
+    unnamed, or a single sentence naming both with nothing set against the other
+    (:func:`medgate.careguard.comparison.one_sided`)."""
+
+    name = CheckName.ONE_SIDED
+
+    def check(self, ctx: ReleaseContext) -> ReleaseFinding | None:
+        sides = compared_sides(ctx.question)
+        if sides is None or not one_sided(ctx.question, ctx.draft):
+            return None
+        return ReleaseFinding(
+            check=self.name,
+            reason=f"the question asks how {sides[0]} and {sides[1]} differ, and the answer "
+            "does not describe both",
+            evidence=ctx.draft.strip()[:200],
+            feedback=both_sides_feedback(ctx.question),
+        )
+
+
 #: Every check, always run. A fixed tuple, not a configurable list: a setting must not be able
 #: to switch a release check off.
 CHECKS: tuple[ReleaseCheck, ...] = (
@@ -320,6 +344,7 @@ CHECKS: tuple[ReleaseCheck, ...] = (
     QuestionEcho(),
     HarmfulCompliance(),
     RiskyEndorsement(),
+    OneSided(),
     Degenerate(),
 )
 

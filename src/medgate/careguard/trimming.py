@@ -34,6 +34,7 @@ import time
 from collections.abc import Sequence
 
 from medgate.backends.base import WhiteBoxModel
+from medgate.careguard.comparison import one_sided
 from medgate.careguard.consistency import words
 from medgate.careguard.records import TrimmedSentence, Trimming, TrimWhy
 from medgate.careguard.scoring import REFERRAL
@@ -154,6 +155,8 @@ class SentenceTrimmer:
             sentences=out,
             text=text,
             header_only=header_only([t.text for t in out if t.kept], len(out)),
+            # Only what the cut did: a draft that was one-sided already failed a release check.
+            one_sided=bool(cut) and one_sided(question, text),
             opening_support=support,
             opening_threshold=self.opening_threshold if support is not None else None,
             seconds=seconds,
