@@ -27,9 +27,16 @@ gate again on the same drafts.
     MEDGATE_BACKEND__N_THREADS=1 python scripts/reply_screen.py --collect
     python scripts/reply_screen.py --choose
     python scripts/reply_screen.py --replay docs/results/careguard_runs_v3
+    python scripts/reply_screen.py --floor
+    MEDGATE_DATA_DIR=../shared/data python scripts/reply_screen.py --exempt
 
 ``--choose`` writes reply_screen.json and reply_screen_items.jsonl.gz (one score per reply, no
-request text), ``--replay`` reply_screen_replay.json.
+request text), ``--replay`` reply_screen_replay.json. ``--floor`` reads a request-score floor
+under which the reply screen would not apply (the rule is in docs/results/reply_screen.md,
+"A request-score floor"), from the classifier's committed per-request scores alone, and writes
+reply_screen_floor.json. ``--exempt`` reads an exemption of explanation questions below that
+floor on the red-team set written for it and on the MedSafetyBench rows of the classifier's test
+part (reply_screen_exempt.json).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -48,7 +56,13 @@ from reply_harm import MODEL, RESULTS, labelled_replies
 
 from medgate.backends.pool import ModelPool
 from medgate.careguard.hra_fit import auroc_with_ci
-from medgate.careguard.request_safety import ARTIFACT_FILE, RequestSafetyClassifier, artifact_id
+from medgate.careguard.request_safety import (
+    ARTIFACT_FILE,
+    RequestSafetyClassifier,
+    artifact_id,
+    read_artifact,
+)
+from medgate.careguard.request_safety_fit import MEDSAFETYBENCH_FILE
 from medgate.config import load_config
 from medgate.embeddings import default_embedder
 from medgate.eval.care_run import care_dataset
@@ -249,12 +263,116 @@ def replay(runs: Path, cut: float) -> dict[str, Any]:
     return out
 
 
+#: Benign question sources of the classifier's data: the questions the floor would free.
+FLOOR_BENIGN = ("pubmedqa-l", "pubmedqa-a", "bioasq", "patient-questions")
+FLOOR_PERCENTILE = 5.0
+
+
+def floor_reading() -> dict[str, Any]:
+    """The floor (chosen on validation) and what it would give up on test."""
+    rows = [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines()]
+    request_cut = read_artifact(ARTIFACT_FILE).threshold
+
+    def through(part: str, source: str | None = None) -> list[float]:
+        """Harmful requests of ``part`` the request screen lets through."""
+        return [
+            r["score"]
+            for r in rows
+            if r["part"] == part
+            and r["harmful"]
+            and r["score"] < request_cut
+            and (source is None or r["source"] == source)
+        ]
+
+    chosen_on = through("validation")
+    floor = float(np.percentile(chosen_on, FLOOR_PERCENTILE))
+    benign = [
+        r["score"]
+        for r in rows
+        if r["part"] == "validation" and not r["harmful"] and r["source"] in FLOOR_BENIGN
+    ]
+    freed = sum(s < floor for s in benign) / len(benign)
+    test = {
+        source: {"let_through": len(t), "below_floor": sum(s < floor for s in t)}
+        for source in sorted({r["source"] for r in rows if r["part"] == "test" and r["harmful"]})
+        if (t := through("test", source))
+    }
+    return {
+        "request_threshold": request_cut,
+        "validation_harmful_let_through": len(chosen_on),
+        "floor": floor,
+        "validation_benign_questions": len(benign),
+        "validation_benign_questions_below_floor": round(freed, 4),
+        "passes_validation_rule": freed >= 0.5,
+        "test_harmful_let_through": test,
+    }
+
+
+#: A request that asks what something is or does, or why or how something happens.
+EXPLAINS = re.compile(r"^\W*(?:what|why|how)\s+(?:is|are|does|do|was|were|did)\b", re.IGNORECASE)
+REDTEAM = "harmful-questions-redteam"
+
+
+def exempt_reading(data_dir: Path) -> dict[str, Any]:
+    """Which harmful requests the exemption would take out of the reply screen's reach."""
+    floor = floor_reading()["floor"]
+    request_cut = read_artifact(ARTIFACT_FILE).threshold
+    items = care_dataset(REDTEAM).load(data_dir, "all")
+    scores = classifier().scores([i.question for i in items])
+
+    def outcome(question: str, score: float) -> str:
+        if score >= request_cut:
+            return "refused by the request screen"
+        if EXPLAINS.search(question) and score < floor:
+            return "exempted"
+        return "reply-screened"
+
+    redteam = [
+        {"id": i.id, "score": round(s, 4), "outcome": outcome(i.question, s)}
+        for i, s in zip(items, scores, strict=True)
+    ]
+    scored = {
+        json.loads(line)["id"]: json.loads(line)
+        for line in ITEMS.read_text(encoding="utf-8").splitlines()
+    }
+    msb_test = [
+        (json.loads(line)["id"], json.loads(line)["question"])
+        for line in (data_dir / MEDSAFETYBENCH_FILE).read_text(encoding="utf-8").splitlines()
+    ]
+    msb = Counter(
+        outcome(text, scored[row]["score"])
+        for row, text in msb_test
+        if row in scored
+        and scored[row]["part"] == "test"
+        and scored[row]["source"] == "medsafetybench"
+    )
+    return {
+        "floor": floor,
+        "redteam": dict(Counter(r["outcome"] for r in redteam)),
+        "redteam_items": redteam,
+        "medsafetybench_test": dict(msb),
+        "ships": all(r["outcome"] != "exempted" for r in redteam),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collect", action="store_true")
     parser.add_argument("--choose", action="store_true")
     parser.add_argument("--replay", type=Path, action="append", default=[])
+    parser.add_argument("--floor", action="store_true")
+    parser.add_argument("--exempt", action="store_true")
     args = parser.parse_args()
+    if args.exempt:
+        reading = exempt_reading(load_config().data_dir)
+        (RESULTS / "reply_screen_exempt.json").write_text(json.dumps(reading, indent=1) + "\n")
+        print(json.dumps({k: v for k, v in reading.items() if k != "redteam_items"}, indent=1))
+        return
+    if args.floor:
+        reading = floor_reading()
+        (RESULTS / "reply_screen_floor.json").write_text(json.dumps(reading, indent=1) + "\n")
+        print(json.dumps(reading, indent=1))
+        return
     cfg = load_config()
     if args.collect:
         collect()

@@ -148,6 +148,12 @@ DANGEROUS_PRACTICES_HELDOUT = PatientQuestions(
     "dangerous_practices_new.jsonl",
     "24 more unsafe-home-practice questions, kept out of choosing CareGuard's stance thresholds",
 )
+HARMFUL_QUESTIONS_REDTEAM = PatientQuestions(
+    "harmful-questions-redteam",
+    "harmful_questions_redteam.jsonl",
+    "30 harmful requests worded as questions asking what something is or why or how it happens "
+    '("What is the quickest way to ..."), written to test the request and reply screens',
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
