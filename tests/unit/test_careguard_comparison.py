@@ -56,6 +56,11 @@ def test_the_two_sides_are_read_from_the_question(
             "What is the difference between an overactive and an underactive thyroid?",
             "An overactive thyroid makes too much hormone, speeding up the body's processes.",
         ),
+        # Set against each other, and the same said of both.
+        (
+            "What is the difference between a calorie and a kilojoule?",
+            "A calorie is a unit of energy, while a kilojoule is a unit of energy.",
+        ),
     ],
 )
 def test_an_answer_that_does_not_describe_both_is_one_sided(question: str, text: str) -> None:

@@ -47,7 +47,8 @@ _CONTRAST = re.compile(
     re.I,
 )
 _WORD = re.compile(r"[a-z0-9]+")
-#: Letters of a word compared, so that "doctors" names "doctor" and "fibre" names "fiber".
+#: Letters of a word compared, so that "chromosomes" names "chromosome" (and, by the prefix
+#: rule of :func:`_names`, "colds" names "cold").
 _STEM = 5
 _GENERIC = frozenset(
     {"difference", "between", "type", "types", "kind", "kinds", "person", "people"}
@@ -84,7 +85,8 @@ def _names(side: set[str], text: set[str]) -> bool:
 
 def one_sided(question: str, text: str) -> bool:
     """True when ``question`` asks how two things differ and ``text`` does not describe both:
-    a side goes unnamed, or one sentence names both without setting them against each other.
+    a side goes unnamed, one sentence names both without setting them against each other, or
+    it sets them against each other and says the same of each.
     A side whose every word the other side shares ("an overactive and an underactive thyroid":
     "thyroid") is named by its own words only."""
     sides = compared_sides(question)
@@ -100,7 +102,16 @@ def one_sided(question: str, text: str) -> bool:
     named = set().union(*sentences) if sentences else set()
     if not (_names(first, named) and _names(second, named)):
         return True
-    return len(sentences) < 2 and _CONTRAST.search(text) is None
+    contrast = _CONTRAST.search(text)
+    if len(sentences) >= 2:
+        return False
+    if contrast is None:
+        return True
+    # "A calorie is a unit of energy, while a kilojoule is a unit of energy.": the two halves
+    # say the same once the sides' own words are set aside.
+    sides_words = first | second
+    before, after = _stems(text[: contrast.start()]), _stems(text[contrast.end() :])
+    return bool(before - sides_words) and before - sides_words == after - sides_words
 
 
 def both_sides_feedback(question: str) -> str:
