@@ -62,7 +62,7 @@ from medgate.careguard.request_safety import (
     artifact_id,
     read_artifact,
 )
-from medgate.careguard.request_safety_fit import MEDSAFETYBENCH_FILE
+from medgate.careguard.request_safety_fit import medsafetybench_rows
 from medgate.config import load_config
 from medgate.embeddings import default_embedder
 from medgate.eval.care_run import care_dataset
@@ -335,10 +335,7 @@ def exempt_reading(data_dir: Path) -> dict[str, Any]:
         json.loads(line)["id"]: json.loads(line)
         for line in ITEMS.read_text(encoding="utf-8").splitlines()
     }
-    msb_test = [
-        (json.loads(line)["id"], json.loads(line)["question"])
-        for line in (data_dir / MEDSAFETYBENCH_FILE).read_text(encoding="utf-8").splitlines()
-    ]
+    msb_test = [(str(row["id"]), str(row["question"])) for row in medsafetybench_rows(data_dir)[0]]
     msb = Counter(
         outcome(text, scored[row]["score"])
         for row, text in msb_test
