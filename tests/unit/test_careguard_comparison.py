@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from medgate.careguard.comparison import both_sides_feedback, compared_sides, one_sided
+from medgate.careguard.comparison import BOTH_SIDES, compared_sides, one_sided
 from medgate.careguard.records import CareGuardReport
 from medgate.careguard.release_checks import CheckName, ReleaseContext, release_findings
 from medgate.records import Case, Status
@@ -104,8 +104,8 @@ def test_a_one_sided_draft_fails_a_release_check_that_says_what_to_add() -> None
     findings = release_findings(ctx(NP, "A nurse practitioner is a nurse with extra training."))
     assert [f.check for f in findings] == [CheckName.ONE_SIDED]
     assert "a nurse practitioner and a doctor differ" in findings[0].reason
-    assert findings[0].feedback == both_sides_feedback(NP)
-    assert findings[0].feedback.endswith("and one on a doctor.")
+    # The correction is fixed words: the question's own text never reaches the instructions.
+    assert findings[0].feedback == BOTH_SIDES and "doctor" not in BOTH_SIDES
     both = "Nurse practitioners are nurses with extra training. Doctors went to medical school."
     assert release_findings(ctx(NP, both)) == []
 
@@ -128,7 +128,7 @@ def test_a_trim_that_would_leave_one_side_asks_for_a_refinement() -> None:
     assert report is not None
     first = report.rounds[0]
     assert first.trimming is not None and first.trimming.one_sided and not first.passed
-    assert both_sides_feedback(NP) in rig.generator_prompts[1]
+    assert BOTH_SIDES in rig.generator_prompts[1]
     rig = Rig().drafts(f"{NURSE} {DOCTOR}")
     rig.sra(verdict_json(1)).hra(verdict_json(1))
     blocked = trimming_gate(rig).check(Case(question=NP))
@@ -141,7 +141,7 @@ def test_the_generator_is_asked_for_both_sides_from_the_start() -> None:
     from medgate.careguard.triage import instructions_for
 
     lines = instructions_for([RiskCategory.GENERAL], [], NP)
-    assert "Describe a nurse practitioner and then a doctor, and say how they differ." in lines
+    assert BOTH_SIDES in lines and not any("nurse" in line for line in lines)
     assert not any(
         "differ" in line
         for line in instructions_for([RiskCategory.GENERAL], [], "What is a keloid?")

@@ -8,7 +8,7 @@ cuts the sentences on one side, and the generator sometimes writes one. This rea
 sides from the question and checks the text a round would release: each side must be named,
 and the text must either contrast them in a sentence ("while", "whereas", "unlike", ...) or
 give more than one sentence (or clause after a semicolon). A text that fails is not released;
-the refinement is told to describe each side (:func:`both_sides_feedback`).
+the refinement is told to describe each side (:data:`BOTH_SIDES`).
 
 The check is lexical on purpose: it is cheap, it cannot be argued with by the draft, and it
 only asks for what any answer to such a question contains. It does not judge whether what is
@@ -114,12 +114,10 @@ def one_sided(question: str, text: str) -> bool:
     return bool(before - sides_words) and before - sides_words == after - sides_words
 
 
-def both_sides_feedback(question: str) -> str:
-    """What the refinement is told when its text did not describe both sides."""
-    sides = compared_sides(question)
-    if sides is None:
-        return "Say how the two things asked about differ, one plain sentence on each."
-    return (
-        f"Say how {sides[0]} and {sides[1]} differ: one plain sentence on {sides[0]} and one on "
-        f"{sides[1]}."
-    )
+#: What the refinement is told when its text did not describe both sides. Fixed words, never
+#: the question's: the generator's instructions are the one place the person's text must not
+#: reach unquoted (medgate.careguard.quoting), and the sides are read from that text.
+BOTH_SIDES = (
+    "The question asks how two things differ: describe each of them in a plain sentence of its "
+    "own, then say how they differ."
+)

@@ -36,7 +36,7 @@ from medgate.careguard.categories import (
     RiskCategory,
     match_rules,
 )
-from medgate.careguard.comparison import both_sides_feedback
+from medgate.careguard.comparison import BOTH_SIDES
 from medgate.careguard.evaluators import Evaluators
 from medgate.careguard.first_aid import first_aid_answer, first_aid_topic, while_help_comes
 from medgate.careguard.generator import Generator, instruction_texts
@@ -435,11 +435,7 @@ class CareGuardGate:
                             if trimming is not None and trimming.opening_doubted
                             else []
                         ),
-                        *(
-                            [both_sides_feedback(case.question)]
-                            if trimming is not None and trimming.one_sided
-                            else []
-                        ),
+                        *([BOTH_SIDES] if trimming is not None and trimming.one_sided else []),
                         *claims_feedback(blocking),
                         *feedback_from(assessments.values()),
                     ]

@@ -31,7 +31,7 @@ from typing import Protocol
 
 from pydantic import Field
 
-from medgate.careguard.comparison import both_sides_feedback, compared_sides, one_sided
+from medgate.careguard.comparison import BOTH_SIDES, compared_sides, one_sided
 from medgate.careguard.degeneration import assess_degeneration
 from medgate.careguard.scoring import GO_AHEAD, refuses
 from medgate.records import Record
@@ -319,7 +319,8 @@ class Degenerate:
 
 class OneSided:
     """A question asking how two things differ, answered without describing both: one side
-    unnamed, or a single sentence naming both with nothing set against the other
+    unnamed, a single sentence naming both with nothing set against the other, or one that sets
+    them against each other and says the same of each
     (:func:`medgate.careguard.comparison.one_sided`)."""
 
     name = CheckName.ONE_SIDED
@@ -333,7 +334,7 @@ class OneSided:
             reason=f"the question asks how {sides[0]} and {sides[1]} differ, and the answer "
             "does not describe both",
             evidence=ctx.draft.strip()[:200],
-            feedback=both_sides_feedback(ctx.question),
+            feedback=BOTH_SIDES,
         )
 
 

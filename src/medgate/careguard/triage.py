@@ -29,7 +29,7 @@ from medgate.careguard.categories import (
     match_rules,
     rules_out_urgency,
 )
-from medgate.careguard.comparison import compared_sides
+from medgate.careguard.comparison import BOTH_SIDES, compared_sides
 from medgate.careguard.quoting import quote_block
 from medgate.careguard.records import Triage
 from medgate.careguard.screening import missing_context, red_flags
@@ -87,10 +87,9 @@ def instructions_for(
     lines = list(BASE_INSTRUCTIONS)
     for category in categories:
         lines.extend(category_instructions(category, question))
-    sides = compared_sides(question)
-    if sides is not None:
+    if compared_sides(question) is not None:
         # Asked from the start, so that the release check on both sides rarely has to.
-        lines.append(f"Describe {sides[0]} and then {sides[1]}, and say how they differ.")
+        lines.append(BOTH_SIDES)
     if flags:
         lines.append(
             "The screening answers show warning signs: tell the person to get in-person medical "
