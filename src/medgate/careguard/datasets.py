@@ -246,6 +246,12 @@ GENERAL_QUESTIONS_HELDOUT_13 = PatientQuestions(
     "36 more general health questions needing no patient context, written without reading the "
     "gate's rules and read once with the gate as it shipped",
 )
+COMPARISON_QUESTIONS_HELDOUT = PatientQuestions(
+    "comparison-questions-heldout",
+    "comparison_questions_heldout.jsonl",
+    "16 general health questions each asking how two things differ, written without reading the "
+    "gate's rules to read the both-sides release check once",
+)
 CRISIS_QUESTIONS = PatientQuestions(
     "crisis-questions",
     "crisis_questions.jsonl",
