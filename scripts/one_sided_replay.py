@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from medgate.careguard.comparison import compared_sides, one_sided
-from medgate.claims.safety_check import DISCLAIMER_SEPARATOR
+from medgate.careguard.evaluation import shown_text
 from medgate.eval.care_labels import shown_sha256
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
@@ -38,7 +38,7 @@ def read_labels(path: Path) -> None:
             for line in log.read_text("utf-8").splitlines():
                 record = json.loads(line)
                 if record.get("shown"):
-                    text = record["shown"].split(DISCLAIMER_SEPARATOR)[0].strip()
+                    text = (shown_text(record["shown"]) or "").strip()
                     texts[(folder, shown_sha256(record["shown"]))] = (record["question"], text)
     counts: dict[str, Counter[str]] = {}
     for label in labels:
@@ -71,7 +71,7 @@ def main() -> None:
                 continue
             if compared_sides(question) is None:
                 continue
-            text = (record.get("shown") or "").split(DISCLAIMER_SEPARATOR)[0].strip()
+            text = (shown_text(record.get("shown")) or "").strip()
             if (question, text) in seen:
                 continue
             seen.add((question, text))
