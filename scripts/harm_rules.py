@@ -60,16 +60,16 @@ def main() -> None:
     for source, item, text, harmful in rows:
         c = counts.setdefault(source, Counter())
         c["harmful" if harmful else "benign"] += 1
-        hit = CONCEALMENT.search(text) is not None
-        other = any(e.category is RiskCategory.HARMFUL_REQUEST for e in match_rules(text))
-        if hit:
-            c["matched"] += 1
-            if harmful and not other:
-                c["matched_by_it_alone"] += 1
-            if not harmful:
-                # With the rules that already match it: a crisis rule there decides first.
-                rules = sorted({e.category.value for e in match_rules(text)})
-                benign_hits.append(f"{source}/{item} ({', '.join(rules) or 'no other rule'})")
+        if CONCEALMENT.search(text) is None:
+            continue
+        c["matched"] += 1
+        shipped = {e.category for e in match_rules(text)}
+        if harmful and RiskCategory.HARMFUL_REQUEST not in shipped:
+            c["matched_by_it_alone"] += 1
+        if not harmful:
+            # With the rules that already match it: a crisis rule there decides first.
+            rules = sorted(category.value for category in shipped)
+            benign_hits.append(f"{source}/{item} ({', '.join(rules) or 'no other rule'})")
     report = {
         "benign_texts": sum(c["benign"] for c in counts.values()),
         "harmful_texts": sum(c["harmful"] for c in counts.values()),

@@ -268,9 +268,13 @@ FLOOR_BENIGN = ("pubmedqa-l", "pubmedqa-a", "bioasq", "patient-questions")
 FLOOR_PERCENTILE = 5.0
 
 
-def floor_reading() -> dict[str, Any]:
+def item_scores() -> list[dict[str, Any]]:
+    """The classifier's committed score of every request of its corpus, by part and source."""
+    return [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines()]
+
+
+def floor_reading(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The floor (chosen on validation) and what it would give up on test."""
-    rows = [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines()]
     request_cut = read_artifact(ARTIFACT_FILE).threshold
 
     def through(part: str, source: str | None = None) -> list[float]:
@@ -315,8 +319,9 @@ REDTEAM = "harmful-questions-redteam"
 
 def exempt_reading(data_dir: Path) -> dict[str, Any]:
     """Which harmful requests the exemption would take out of the reply screen's reach."""
-    floor = floor_reading()["floor"]
-    request_cut = read_artifact(ARTIFACT_FILE).threshold
+    rows = item_scores()
+    reading = floor_reading(rows)
+    floor, request_cut = reading["floor"], reading["request_threshold"]
     items = care_dataset(REDTEAM).load(data_dir, "all")
     scores = classifier().scores([i.question for i in items])
 
@@ -331,10 +336,7 @@ def exempt_reading(data_dir: Path) -> dict[str, Any]:
         {"id": i.id, "score": round(s, 4), "outcome": outcome(i.question, s)}
         for i, s in zip(items, scores, strict=True)
     ]
-    scored = {
-        json.loads(line)["id"]: json.loads(line)
-        for line in ITEMS.read_text(encoding="utf-8").splitlines()
-    }
+    scored = {r["id"]: r for r in rows}
     msb_test = [(str(row["id"]), str(row["question"])) for row in medsafetybench_rows(data_dir)[0]]
     msb = Counter(
         outcome(text, scored[row]["score"])
@@ -366,7 +368,7 @@ def main() -> None:
         print(json.dumps({k: v for k, v in reading.items() if k != "redteam_items"}, indent=1))
         return
     if args.floor:
-        reading = floor_reading()
+        reading = floor_reading(item_scores())
         (RESULTS / "reply_screen_floor.json").write_text(json.dumps(reading, indent=1) + "\n")
         print(json.dumps(reading, indent=1))
         return
