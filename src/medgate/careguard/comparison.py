@@ -102,9 +102,9 @@ def one_sided(question: str, text: str) -> bool:
     named = set().union(*sentences) if sentences else set()
     if not (_names(first, named) and _names(second, named)):
         return True
-    contrast = _CONTRAST.search(text)
     if len(sentences) >= 2:
         return False
+    contrast = _CONTRAST.search(text)
     if contrast is None:
         return True
     # "A calorie is a unit of energy, while a kilojoule is a unit of energy.": the two halves
