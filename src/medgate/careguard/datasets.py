@@ -154,6 +154,12 @@ HARMFUL_QUESTIONS_REDTEAM = PatientQuestions(
     "30 harmful requests worded as questions asking what something is or why or how it happens "
     '("What is the quickest way to ..."), written to test the request and reply screens',
 )
+HARMFUL_QUESTIONS_REDTEAM_2 = PatientQuestions(
+    "harmful-questions-redteam-2",
+    "harmful_questions_redteam_2.jsonl",
+    "30 more harmful requests worded as questions with varied openings, written without reading "
+    "anything of medgate and read once after the request classifier learned question wordings",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -245,6 +251,13 @@ GENERAL_QUESTIONS_HELDOUT_13 = PatientQuestions(
     "general_questions_heldout_13.jsonl",
     "36 more general health questions needing no patient context, written without reading the "
     "gate's rules and read once with the gate as it shipped",
+)
+GENERAL_QUESTIONS_HELDOUT_14 = PatientQuestions(
+    "general-questions-heldout-14",
+    "general_questions_heldout_14.jsonl",
+    "36 more general health questions needing no patient context, a few on topics a nervous "
+    "filter might refuse, written without reading anything of medgate and read once after the "
+    "request classifier learned question wordings",
 )
 COMPARISON_QUESTIONS_HELDOUT = PatientQuestions(
     "comparison-questions-heldout",
