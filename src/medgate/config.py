@@ -423,6 +423,24 @@ class RequestSafetyConfig(Section):
         description="A fitted request-safety classifier (JSON); None: the one shipped with "
         "medgate (`medgate fit-request-safety` refits it).",
     )
+    question_screen: bool = Field(
+        default=True,
+        description="Also score every request with the question screen, a classifier fitted "
+        "on harmful requests worded as questions ('What is the quickest way to ...'), and "
+        "refuse when either scores it at or above its own threshold (docs/careguard.md).",
+    )
+    question_artifact: Path | None = Field(
+        default=None,
+        description="A fitted question screen (JSON); None: the one shipped with medgate "
+        "(`medgate fit-request-safety --harm questions` refits it).",
+    )
+    question_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The question screen refuses at or above this; None: its artifact's "
+        "threshold. A value set here wins.",
+    )
     reply_screen: bool = Field(
         default=True,
         description="Also score every draft reply with the classifier and refuse the request "

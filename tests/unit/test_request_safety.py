@@ -504,3 +504,95 @@ def test_the_written_data_is_labelled_with_categories_and_unique_ids() -> None:
     # No written harmful request is about antibiotics, so none words the request of issue 11's
     # acceptance check again (the look-alikes explain why antibiotics will not help: benign).
     assert not any("antibiotic" in r["question"].lower() for r in harmful)
+
+
+# --- the question screen beside the shipped classifier -----------------------------------------
+
+
+def _classifier(tiny: Corpus, threshold: float) -> RequestSafetyClassifier:
+    artifact = fit(tiny, WordEmbedder(), c_grid=(10.0,), scale_grid=(0.0,)).artifact
+    return RequestSafetyClassifier(artifact, WordEmbedder(), threshold=threshold)
+
+
+def test_the_paired_screen_refuses_when_either_classifier_does() -> None:
+    from medgate.careguard.request_safety import PairedScreen, reply_reader
+
+    tiny = tiny_corpus()
+    lenient, strict = _classifier(tiny, 0.999), _classifier(tiny, 0.001)
+    for pair in (PairedScreen(lenient, strict), PairedScreen(strict, lenient)):
+        reading = pair.assess("falsify the patient record")
+        assert reading.harmful
+        # The reading is the classifier nearer to refusing, so the trace names what decided.
+        assert reading.threshold == 0.001
+    neither = PairedScreen(lenient, _classifier(tiny, 0.998)).assess("write the referral")
+    assert not neither.harmful
+    # Sharing one encoder, the pair embeds the request once and scores as each would alone.
+    calls: list[int] = []
+
+    class Counting(WordEmbedder):
+        def embed(self, texts: Sequence[str]) -> np.ndarray:  # type: ignore[type-arg]
+            calls.append(len(texts))
+            return super().embed(texts)
+
+    shared = Counting()
+    pair = PairedScreen(
+        RequestSafetyClassifier(lenient.artifact, shared, threshold=0.999),
+        RequestSafetyClassifier(strict.artifact, shared, threshold=0.001),
+    )
+    reading = pair.assess("secretly mock the patient")
+    assert calls == [1]
+    assert reading.score == pytest.approx(strict.assess("secretly mock the patient").score)
+    # Draft replies are read by the primary alone: the reply threshold was chosen for it.
+    assert reply_reader(PairedScreen(lenient, strict)) is lenient
+    assert reply_reader(strict) is strict
+
+
+def test_the_configured_screen_pairs_the_question_screen_unless_it_is_off() -> None:
+    from medgate.careguard.request_safety import QUESTION_ARTIFACT_FILE, PairedScreen
+
+    paired = build_request_screen(load_config())
+    assert isinstance(paired, PairedScreen)
+    assert paired.questions.artifact_name.startswith("request_safety_questions.json")
+    assert read_artifact(QUESTION_ARTIFACT_FILE).provenance.harm == "questions"
+    assert read_artifact(ARTIFACT_FILE).provenance.harm == "all"
+    alone = build_request_screen(
+        load_config(careguard={"request_safety": {"question_screen": False}})
+    )
+    assert isinstance(alone, RequestSafetyClassifier)
+    tuned = build_request_screen(
+        load_config(careguard={"request_safety": {"question_threshold": 0.25}})
+    )
+    assert isinstance(tuned, PairedScreen) and tuned.questions.threshold == 0.25
+    # The reply screen stays the shipped classifier's, with its own threshold.
+    screen = reply_screen(load_config())
+    assert screen is not None and screen.threshold == SHIPPED_REPLY_THRESHOLD
+
+
+def test_the_corpus_fits_the_question_sets_only_when_asked() -> None:
+    from medgate.careguard.request_safety_fit import build_corpus
+
+    data = load_config().data_dir
+    if not (data / MEDSAFETYBENCH.path).is_file():
+        pytest.skip(f"evaluation data not found under {data} (set MEDGATE_DATA_DIR)")
+    shipped = build_corpus(data)
+    questions = build_corpus(data, harm="questions")
+    both = build_corpus(data, harm="both")
+    new = ("harmful-questions", "question-lookalikes")
+    # The shipped classifier never fitted the question sets: for it they are test only.
+    assert {r.part for r in shipped.requests if r.source in new} == {"test"}
+    for corpus in (questions, both):
+        assert {r.part for r in corpus.requests if r.source in new} == {
+            "train",
+            "validation",
+            "test",
+        }
+    # The question screen learns harm from the questions alone; MedSafetyBench's test rows stay.
+    fitted_harm = {r.source for r in questions.requests if r.harmful and r.part != "test"}
+    assert fitted_harm == {"harmful-questions"}
+    msb_test = {r.id for r in shipped.where(source="medsafetybench", part="test")}
+    assert {r.id for r in questions.where(source="medsafetybench")} == msb_test
+    assert {r.id for r in both.where(source="medsafetybench", part="test")} == msb_test
+    # The same hash splits the question sets in both fits.
+    assert {r.id for r in questions.where(source="harmful-questions", part="test")} == {
+        r.id for r in both.where(source="harmful-questions", part="test")
+    }

@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 
 DATA_DIR = Path(__file__).parent / "data"
 ARTIFACT_FILE = DATA_DIR / "request_safety.json"
+QUESTION_ARTIFACT_FILE = DATA_DIR / "request_safety_questions.json"
+"""The question screen: fitted on harmful requests worded as questions, read beside the shipped
+classifier (``medgate fit-request-safety --harm questions``)."""
+HarmExamples = Literal["all", "questions", "both"]
+Vectors = npt.NDArray[np.float64]
 STATE_ARTIFACT_FILE = DATA_DIR / "request_safety_state.json"
 """The probe over the embedded model's reply state (``--encoder reply-state``)."""
 ARTIFACT_VERSION = 2
@@ -108,6 +113,12 @@ class Provenance(Record):
         default="minilm",
         description="Which encoder to build when applying it: minilm (a sentence encoder) or "
         "reply-state (the answering model's hidden state, bound to its weights).",
+    )
+    harm: HarmExamples = Field(
+        default="all",
+        description="Which harmful requests it learned from: all (MedSafetyBench's rows and "
+        "the patient questions' harmful requests: the shipped classifier), questions (the "
+        "harmful requests worded as questions alone: the question screen beside it) or both.",
     )
     sklearn_version: str
     train_counts: dict[str, int] = Field(description="Training rows by source.")
@@ -270,11 +281,13 @@ class RequestSafetyClassifier:
     def name(self) -> str:
         return f"embedding:{self.artifact_name}"
 
-    def scores(self, questions: Sequence[str]) -> list[float]:
-        """P(harmful) of each question (an empty list for none)."""
+    def scores(self, questions: Sequence[str], vectors: Vectors | None = None) -> list[float]:
+        """P(harmful) of each question (an empty list for none); ``vectors``: their embeddings
+        by this classifier's encoder, when already computed."""
         if not questions:
             return []
-        vectors = self.embedder.embed(list(questions)).astype(np.float64)
+        if vectors is None:
+            vectors = self.embedder.embed(list(questions)).astype(np.float64)
         if vectors.shape != (len(questions), len(self._coef)):
             raise InputError(
                 f"the encoder returned vectors of shape {vectors.shape}, expected "
@@ -288,9 +301,9 @@ class RequestSafetyClassifier:
             )
         return [float(p) for p in 1.0 / (1.0 + np.exp(-logits))]
 
-    def assess(self, question: str) -> RequestSafety:
+    def assess(self, question: str, vectors: Vectors | None = None) -> RequestSafety:
         t0 = time.perf_counter()
-        score = self.scores([question])[0]
+        score = self.scores([question], vectors)[0]
         return RequestSafety(
             score=score,
             threshold=self.threshold,
@@ -361,17 +374,67 @@ def request_encoder(
     raise InputError(f"unknown request encoder {kind!r}; known: {', '.join(ENCODER_KINDS)}")
 
 
+class PairedScreen:
+    """Implements :class:`RequestScreen` with two classifiers: the shipped one (``primary``,
+    learned from harm of every wording) and the question screen (learned from harmful requests
+    worded as questions, which the first scores as benign). A request is refused when either
+    scores it at or above its own threshold; the reading returned is the one nearer to refusing
+    (score minus threshold), so the trace names the classifier that decided."""
+
+    def __init__(self, primary: RequestSafetyClassifier, questions: RequestSafetyClassifier):
+        self.primary = primary
+        self.questions = questions
+
+    @property
+    def name(self) -> str:
+        return f"{self.primary.name}+{self.questions.name}"
+
+    def assess(self, question: str) -> RequestSafety:
+        t0 = time.perf_counter()
+        # One embedding serves both when they read with the same encoder.
+        vectors = (
+            self.primary.embedder.embed([question]).astype(np.float64)
+            if self.primary.embedder is self.questions.embedder
+            else None
+        )
+        readings = (
+            self.primary.assess(question, vectors),
+            self.questions.assess(question, vectors),
+        )
+        decided = max(readings, key=lambda r: r.score - r.threshold)
+        return decided.model_copy(update={"seconds": time.perf_counter() - t0})
+
+
+def reply_reader(screen: RequestScreen) -> RequestScreen:
+    """The screen that reads draft replies: the primary classifier of a pair (the reply
+    threshold was chosen for it alone), else the screen itself."""
+    return screen.primary if isinstance(screen, PairedScreen) else screen
+
+
 def embedding_screen(config: MedgateConfig, pool: ModelPool | None = None) -> RequestScreen:
     """The ``embedding`` request screen: the shipped (or configured) fitted classifier, with the
-    encoder it was fitted on."""
+    encoder it was fitted on, paired with the question screen unless that is switched off."""
     settings = config.careguard.request_safety
     path = settings.artifact or ARTIFACT_FILE
     artifact = read_artifact(path)
-    return RequestSafetyClassifier(
-        artifact,
-        request_encoder(config, artifact.provenance.encoder_kind, pool),
-        artifact_name=artifact_id(path),
-        threshold=settings.threshold,
+    encoder = request_encoder(config, artifact.provenance.encoder_kind, pool)
+    primary = RequestSafetyClassifier(
+        artifact, encoder, artifact_name=artifact_id(path), threshold=settings.threshold
+    )
+    if not settings.question_screen:
+        return primary
+    question_path = settings.question_artifact or QUESTION_ARTIFACT_FILE
+    second = read_artifact(question_path)
+    if second.provenance.encoder_kind != artifact.provenance.encoder_kind:
+        encoder = request_encoder(config, second.provenance.encoder_kind, pool)
+    return PairedScreen(
+        primary,
+        RequestSafetyClassifier(
+            second,
+            encoder,
+            artifact_name=artifact_id(question_path),
+            threshold=settings.question_threshold,
+        ),
     )
 
 
@@ -401,7 +464,7 @@ class ReplyScreen:
 
     def read(self, screen: RequestScreen, draft: str) -> RequestSafety:
         """The screen's score of ``draft`` against the reply threshold."""
-        reading = screen.assess(draft)
+        reading = reply_reader(screen).assess(draft)
         return RequestSafety(
             score=reading.score,
             threshold=self.threshold,

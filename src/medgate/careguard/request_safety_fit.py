@@ -61,6 +61,7 @@ from medgate.careguard.categories import RiskCategory
 from medgate.careguard.request_safety import (
     TOKEN_PATTERN,
     DataFile,
+    HarmExamples,
     NgramBlock,
     Provenance,
     RequestSafetyArtifact,
@@ -87,6 +88,15 @@ MAX_QUESTION_FALSE_REFUSAL_RATE = 0.0
 QUESTION_SOURCES = frozenset({"pubmedqa-l", "pubmedqa-a", "bioasq", "patient-questions"})
 MEDSAFETYBENCH_FILE = "medsafetybench/medsafetybench_train.jsonl"
 WRITTEN_HARMFUL = "harmful_requests_written.jsonl"
+#: Harmful requests worded as questions ("What is the quickest way to ...", "How could I ..."),
+#: each labelled with its AMA category when written; fitted like MedSafetyBench's rows.
+HARMFUL_QUESTIONS = "harmful_questions_written.jsonl"
+#: Harmful requests worded as questions, written apart from the fitted ones and never fitted or
+#: chosen on: recall on question wordings the fit has not seen.
+MEASURED_HARMFUL = (
+    ("harmful_questions_redteam.jsonl", "harmful-questions-redteam"),
+    ("harmful_questions_redteam_2.jsonl", "harmful-questions-redteam-2"),
+)
 
 Part = Literal["train", "validation", "test"]
 
@@ -97,6 +107,10 @@ MEASURED_ONLY = (
     ("dangerous_practices_new.jsonl", "dangerous-practices-heldout"),
     ("benign_questions.jsonl", "benign-questions"),
     ("answerable_risky.jsonl", "answerable-risky"),
+    *(
+        (f"general_questions_heldout{suffix}.jsonl", "general-questions-heldout")
+        for suffix in ("", *(f"_{n}" for n in range(2, 15)))
+    ),
 )
 
 
@@ -154,6 +168,7 @@ class Corpus:
     files: list[DataFile]
     heldout_categories: list[int]
     seed: str = SPLIT_SEED
+    harm: HarmExamples = "all"
 
     def where(self, **match: object) -> list[LabelledRequest]:
         return [r for r in self.requests if all(getattr(r, k) == v for k, v in match.items())]
@@ -178,11 +193,19 @@ def medsafetybench_rows(data_dir: Path) -> tuple[list[dict[str, Any]], str]:
 
 
 def build_corpus(
-    data_dir: Path, seed: str = SPLIT_SEED, held_out: Sequence[int] | None = None
+    data_dir: Path,
+    seed: str = SPLIT_SEED,
+    held_out: Sequence[int] | None = None,
+    harm: HarmExamples = "all",
 ) -> Corpus:
     """The labelled requests, each in its part (see the module docstring). ``held_out``: the
     whole categories kept out of fitting and choosing (default: the shipped fit's draw; pass a
-    fitted artifact's own list to rebuild its parts)."""
+    fitted artifact's own list to rebuild its parts). ``harm``: "all", the shipped classifier's
+    corpus (the harmful questions and their benign look-alikes test only); "questions", the
+    question screen's, whose only harmful examples to fit and choose on are the harmful
+    questions (MedSafetyBench's and the patient questions' harmful rows of the train and
+    validation parts are left out; their test rows are still scored); "both", everything
+    fitted together (measured, not shipped: docs/careguard.md)."""
     from medgate.eval.data import BIOASQ, PUBMEDQA_A, PUBMEDQA_L, dataset_split
 
     held = heldout_categories(seed) if held_out is None else sorted(held_out)
@@ -196,6 +219,8 @@ def build_corpus(
     for row in rows:
         category = int(row["ama_principle_category"])
         part: Part = "test" if category in held else part_of(str(row["id"]), 60, 20, seed)
+        if harm == "questions" and part != "test":
+            continue
         requests.append(
             LabelledRequest(
                 id=str(row["id"]),
@@ -233,9 +258,58 @@ def build_corpus(
             )
         )
 
+    # The shipped classifier ("all") was fitted before the question sets were written: for it
+    # they are test only, so that its fit is reproduced as shipped and they measure it.
+    fits_questions = harm in ("questions", "both")
+    question_parts = (60, 20) if fits_questions else (0, 0)
+    text = _shipped(HARMFUL_QUESTIONS)
+    harmful_questions = _jsonl(text, HARMFUL_QUESTIONS)
+    files.append(
+        _file(
+            f"medgate:careguard/data/{HARMFUL_QUESTIONS}", text, len(harmful_questions), "harmful"
+        )
+    )
+    for row in harmful_questions:
+        category = int(row["category"])
+        if category not in CATEGORIES:
+            raise InputError(f"{HARMFUL_QUESTIONS}: row {row.get('id')!r} has no AMA category 1-9")
+        requests.append(
+            LabelledRequest(
+                id=str(row["id"]),
+                text=str(row["question"]),
+                harmful=True,
+                source="harmful-questions",
+                part=(
+                    part_of(str(row["id"]), 60, 20, seed)
+                    if fits_questions and category not in held
+                    else "test"
+                ),
+                category=category,
+                shipped=True,
+            )
+        )
+    for name, source in MEASURED_HARMFUL:
+        text = _shipped(name)
+        measured = _jsonl(text, name)
+        files.append(
+            _file(f"medgate:careguard/data/{name}", text, len(measured), "harmful, measured only")
+        )
+        requests.extend(
+            LabelledRequest(
+                id=str(r["id"]),
+                text=str(r["question"]),
+                harmful=True,
+                source=source,
+                part="test",
+                shipped=True,
+            )
+            for r in measured
+        )
+
     for name, source, train, validation in (
         ("benign_requests.jsonl", "clinician-requests", 80, 20),
         ("benign_requests_lookalike.jsonl", "clinician-requests-lookalike", 60, 20),
+        ("benign_questions_lookalike.jsonl", "question-lookalikes", *question_parts),
         ("benign_requests_heldout.jsonl", "clinician-requests-heldout", 0, 0),
     ):
         text = _shipped(name)
@@ -263,13 +337,16 @@ def build_corpus(
         if risk.short_circuits:
             continue  # the rules give these fixed guidance before the classifier runs
         harmful = risk is RiskCategory.HARMFUL_REQUEST
+        part = part_of(str(r["id"]), 60, 20, seed)
+        if harm == "questions" and harmful and part != "test":
+            continue
         requests.append(
             LabelledRequest(
                 id=str(r["id"]),
                 text=str(r["question"]),
                 harmful=harmful,
                 source="patient-questions-harmful" if harmful else "patient-questions",
-                part=part_of(str(r["id"]), 60, 20, seed),
+                part=part,
                 shipped=True,
             )
         )
@@ -315,7 +392,7 @@ def build_corpus(
     ids = [(r.source, r.id) for r in requests]
     if len(set(ids)) != len(ids):
         raise InputError("duplicate request ids within a source")
-    return Corpus(requests, files, held, seed)
+    return Corpus(requests, files, held, seed, harm)
 
 
 # --- fitting ----------------------------------------------------------------------------------
@@ -537,6 +614,7 @@ def fit_request_safety(
         seed=seed,
         data=corpus.files,
         heldout_categories=corpus.heldout_categories,
+        harm=corpus.harm,
         medsafetybench_train_ids=[r.id for r in train if r.source == "medsafetybench"],
         medsafetybench_validation_ids=[r.id for r in validation if r.source == "medsafetybench"],
         regularisation_c=c,
@@ -590,9 +668,9 @@ def leave_one_category_out(
 
     Each fold fits on the benign train part, on every other category's MedSafetyBench rows whose
     hash puts them in the train part (the hash does not depend on the category, so the shipped
-    held-out categories contribute the same 60% share) and on the written harmful requests of
-    the train part, with
-    the n-gram vocabulary of the fold's own training rows (``scale`` None: the embedding alone),
+    held-out categories contribute the same 60% share) and on the written harmful requests and
+    harmful questions of the train part (those of the category left out dropped too), with the
+    n-gram vocabulary of the fold's own training rows (``scale`` None: the embedding alone),
     chooses its threshold on the benign validation part as the shipped fit does, and scores every
     MedSafetyBench row of the category left out.
     """
@@ -601,7 +679,7 @@ def leave_one_category_out(
         r
         for r in corpus.requests
         if (r.source == "medsafetybench" and part_of(r.id, 60, 20, corpus.seed) == "train")
-        or (r.source == "written-harmful" and r.part == "train")
+        or (r.source in ("written-harmful", "harmful-questions") and r.part == "train")
     ]
     validation = [r for r in corpus.where(part="validation") if not r.harmful]
     e_benign = embedder.embed([r.text for r in benign]).astype(np.float64)

@@ -187,14 +187,21 @@ LABELS = {
     "written-harmful": "harmful requests written for medgate, seen categories (recall)",
     "written-harmful-unseen-categories": "harmful requests written for medgate, categories "
     "never seen (recall)",
+    "harmful-questions": "harmful requests worded as questions, held-out rows (recall)",
+    "harmful-questions-redteam": "harmful questions, red-team set, never fitted on (recall)",
+    "harmful-questions-redteam-2": "harmful questions, second red-team set, never fitted on "
+    "(recall)",
     "clinician-requests-heldout": "clinician-style requests, held-out set (false refusals)",
     "clinician-requests": "clinician-style requests (false refusals)",
     "clinician-requests-lookalike": "benign look-alikes of harmful requests (false refusals)",
+    "question-lookalikes": "benign questions on the topics of harmful ones (false refusals)",
     "pubmedqa-l": "PubMedQA PQA-L questions (false refusals)",
     "pubmedqa-a": "PubMedQA PQA-A questions (false refusals)",
     "bioasq": "BioASQ questions (false refusals)",
     "patient-questions": "patient questions, not harmful (false refusals)",
     "benign-questions": "general health questions, never fitted on (false refusals)",
+    "general-questions-heldout": "general health questions of the held-out gate sets, never "
+    "fitted on (false refusals)",
     "answerable-risky": "answerable risky questions, never fitted on (false refusals)",
     "dangerous-practices": "dangerous-practice questions (refused; they deserve a direct no)",
     "dangerous-practices-heldout": "more dangerous-practice questions, never fitted on (refused)",

@@ -11,7 +11,7 @@ import typer
 
 from medgate.cli.failures import fail
 from medgate.config import load_config
-from medgate.errors import MedgateError
+from medgate.errors import InputError, MedgateError
 
 DEFAULT_OUT = Path("docs/results")
 
@@ -65,10 +65,20 @@ def fit_request_safety(
             "shipped before it did).",
         ),
     ] = 0,
+    harm: Annotated[
+        str,
+        typer.Option(
+            help="all: learn from MedSafetyBench's and the patient questions' harmful rows "
+            "(the shipped classifier); questions: only from harmful requests worded as "
+            "questions (the question screen read beside it; MedSafetyBench's rows are scored, "
+            "not fitted); both: from all of them (measured, not shipped)."
+        ),
+    ] = "all",
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Where to write the artifact (default: the shipped one for the encoder)."
+            help="Where to write the artifact (default: the shipped one for the encoder and "
+            "--harm)."
         ),
     ] = None,
 ) -> None:
@@ -82,6 +92,7 @@ def fit_request_safety(
     """
     from medgate.careguard.request_safety import (
         ARTIFACT_FILE,
+        QUESTION_ARTIFACT_FILE,
         STATE_ARTIFACT_FILE,
         request_encoder,
         save_artifact,
@@ -95,9 +106,13 @@ def fit_request_safety(
     )
 
     try:
+        if harm not in ("all", "questions", "both"):
+            raise InputError(f"--harm must be all, questions or both, not {harm!r}")
         config = load_config()
         corpus = build_corpus(
-            config.data_dir, held_out=heldout_categories(count=held_out_categories)
+            config.data_dir,
+            held_out=heldout_categories(count=held_out_categories),
+            harm="questions" if harm == "questions" else "both" if harm == "both" else "all",
         )
         fitted = fit_request_safety(
             corpus,
@@ -110,7 +125,13 @@ def fit_request_safety(
             command=_command(),
             encoder_kind=encoder,
         )
-        default = ARTIFACT_FILE if encoder == "minilm" else STATE_ARTIFACT_FILE
+        default = (
+            STATE_ARTIFACT_FILE
+            if encoder != "minilm"
+            else QUESTION_ARTIFACT_FILE
+            if harm == "questions"
+            else ARTIFACT_FILE
+        )
         path = save_artifact(fitted.artifact, out or default)
     except MedgateError as exc:
         raise fail(exc) from exc
@@ -180,10 +201,16 @@ def register_eval(ev: typer.Typer) -> None:
             )
             report, items = evaluate_shipped(
                 classifier,
-                build_corpus(config.data_dir, held_out=provenance.heldout_categories),
+                build_corpus(
+                    config.data_dir,
+                    held_out=provenance.heldout_categories,
+                    harm=provenance.harm,
+                ),
                 command=_command(),
                 latency_requests=latency_requests,
-                loco=loco,
+                # Leaving a MedSafetyBench category out means nothing to a classifier that
+                # never learned from MedSafetyBench.
+                loco=loco and provenance.harm == "all",
                 timed=timed,
             )
         except MedgateError as exc:
