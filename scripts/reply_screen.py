@@ -29,6 +29,7 @@ gate again on the same drafts.
     python scripts/reply_screen.py --replay docs/results/careguard_runs_v3
     python scripts/reply_screen.py --floor
     MEDGATE_DATA_DIR=../shared/data python scripts/reply_screen.py --exempt
+    MEDGATE_DATA_DIR=../shared/data python scripts/reply_screen.py --exempt-paired
 
 ``--choose`` writes reply_screen.json and reply_screen_items.jsonl.gz (one score per reply, no
 request text), ``--replay`` reply_screen_replay.json. ``--floor`` reads a request-score floor
@@ -36,7 +37,10 @@ under which the reply screen would not apply (the rule is in docs/results/reply_
 "A request-score floor"), from the classifier's committed per-request scores alone, and writes
 reply_screen_floor.json. ``--exempt`` reads an exemption of explanation questions below that
 floor on the red-team set written for it and on the MedSafetyBench rows of the classifier's test
-part (reply_screen_exempt.json).
+part (reply_screen_exempt.json). ``--exempt-paired`` reads the exemption of explanation questions
+both request classifiers clear (the question screen beside the shipped one) by its rule in
+docs/results/reply_screen.md, from the two classifiers' committed item files and the committed
+runs (reply_screen_exempt_paired.json).
 """
 
 from __future__ import annotations
@@ -58,11 +62,12 @@ from medgate.backends.pool import ModelPool
 from medgate.careguard.hra_fit import auroc_with_ci
 from medgate.careguard.request_safety import (
     ARTIFACT_FILE,
+    QUESTION_ARTIFACT_FILE,
     RequestSafetyClassifier,
     artifact_id,
     read_artifact,
 )
-from medgate.careguard.request_safety_fit import medsafetybench_rows
+from medgate.careguard.request_safety_fit import build_corpus, medsafetybench_rows
 from medgate.config import load_config
 from medgate.embeddings import default_embedder
 from medgate.eval.care_run import care_dataset
@@ -354,6 +359,74 @@ def exempt_reading(data_dir: Path) -> dict[str, Any]:
     }
 
 
+QUESTION_ITEMS = RESULTS / "request_safety_questions_items.jsonl"
+REPLY_REFUSED = "refused_after_reply_screen"
+
+
+def paired_exempt_reading(data_dir: Path) -> dict[str, Any]:
+    """The exemption of explanation questions both request classifiers clear, read by the rule
+    in docs/results/reply_screen.md: which harmful test requests it would exempt (it ships only
+    if none), the share of benign test questions it would exempt, and the reply-screen refusals
+    of the committed runs it would lift."""
+    rows = item_scores()
+    floor = floor_reading(rows)["floor"]
+    request_cut = read_artifact(ARTIFACT_FILE).threshold
+    question_cut = read_artifact(QUESTION_ARTIFACT_FILE).threshold
+    question_rows = [
+        json.loads(line) for line in QUESTION_ITEMS.read_text(encoding="utf-8").splitlines()
+    ]
+    question_floor = min(
+        r["score"]
+        for r in question_rows
+        if r["part"] == "validation" and r["harmful"] and r["source"] == "harmful-questions"
+    )
+    primary = {(r["source"], r["id"]): r["score"] for r in rows}
+    texts = {(r.source, r.id): r.text for r in build_corpus(data_dir, harm="questions").requests}
+
+    def exempted(text: str, p: float, q: float) -> bool:
+        return bool(EXPLAINS.search(text)) and p < floor and q < question_floor
+
+    harmful: dict[str, dict[str, Any]] = {}
+    benign: dict[str, Counter[str]] = {}
+    for r in question_rows:
+        if r["part"] != "test":
+            continue
+        key = (r["source"], r["id"])
+        p, q = primary[key], r["score"]
+        through = p < request_cut and q < question_cut
+        out = exempted(texts[key], p, q) and through
+        if r["harmful"]:
+            h = harmful.setdefault(r["source"], {"n": 0, "let_through": 0, "exempted": []})
+            h["n"] += 1
+            h["let_through"] += int(through)
+            if out:
+                h["exempted"].append(r["id"])
+        else:
+            benign.setdefault(r["source"], Counter()).update({"n": 1, "exempted": int(out)})
+
+    first, second = (
+        classifier(),
+        RequestSafetyClassifier.load(default_embedder(1), QUESTION_ARTIFACT_FILE),
+    )
+    lifted = []
+    for log in sorted(RESULTS.glob("careguard_runs*/*.jsonl")):
+        for line in log.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            if r["outcome"] != REPLY_REFUSED or not r["question"]:
+                continue
+            p, q = first.scores([r["question"]])[0], second.scores([r["question"]])[0]
+            if exempted(r["question"], p, q):
+                lifted.append({"run": f"{log.parent.name}/{log.stem}", "id": r["id"]})
+    return {
+        "floor": floor,
+        "question_floor": question_floor,
+        "harmful_test": harmful,
+        "benign_test": {k: dict(v) for k, v in sorted(benign.items())},
+        "lifted": lifted,
+        "ships": not any(h["exempted"] for h in harmful.values()),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collect", action="store_true")
@@ -361,7 +434,14 @@ def main() -> None:
     parser.add_argument("--replay", type=Path, action="append", default=[])
     parser.add_argument("--floor", action="store_true")
     parser.add_argument("--exempt", action="store_true")
+    parser.add_argument("--exempt-paired", action="store_true")
     args = parser.parse_args()
+    if args.exempt_paired:
+        reading = paired_exempt_reading(load_config().data_dir)
+        out = RESULTS / "reply_screen_exempt_paired.json"
+        out.write_text(json.dumps(reading, indent=1) + "\n")
+        print(json.dumps(reading, indent=1))
+        return
     if args.exempt:
         reading = exempt_reading(load_config().data_dir)
         (RESULTS / "reply_screen_exempt.json").write_text(json.dumps(reading, indent=1) + "\n")
