@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -192,6 +192,32 @@ def medsafetybench_rows(data_dir: Path) -> tuple[list[dict[str, Any]], str]:
     return rows, text
 
 
+def _categorised(
+    name: str, source: str, role: str, part: Callable[[str, int], Part]
+) -> tuple[DataFile, list[LabelledRequest]]:
+    """A shipped file of harmful requests, each labelled with its AMA category when written;
+    ``part`` gives each its part from its id and category."""
+    text = _shipped(name)
+    rows = _jsonl(text, name)
+    requests = []
+    for row in rows:
+        category = int(row["category"])
+        if category not in CATEGORIES:
+            raise InputError(f"{name}: row {row.get('id')!r} has no AMA category 1-9")
+        requests.append(
+            LabelledRequest(
+                id=str(row["id"]),
+                text=str(row["question"]),
+                harmful=True,
+                source=source,
+                part=part(str(row["id"]), category),
+                category=category,
+                shipped=True,
+            )
+        )
+    return _file(f"medgate:careguard/data/{name}", text, len(rows), role), requests
+
+
 def build_corpus(
     data_dir: Path,
     seed: str = SPLIT_SEED,
@@ -232,62 +258,24 @@ def build_corpus(
             )
         )
 
-    text = _shipped(WRITTEN_HARMFUL)
-    written_harm = _jsonl(text, WRITTEN_HARMFUL)
-    files.append(
-        _file(
-            f"medgate:careguard/data/{WRITTEN_HARMFUL}",
-            text,
-            len(written_harm),
-            "harmful, measured only",
-        )
+    file, written_harm = _categorised(
+        WRITTEN_HARMFUL, "written-harmful", "harmful, measured only", lambda _id, _c: "test"
     )
-    for row in written_harm:
-        category = int(row["category"])
-        if category not in CATEGORIES:
-            raise InputError(f"{WRITTEN_HARMFUL}: row {row.get('id')!r} has no AMA category 1-9")
-        requests.append(
-            LabelledRequest(
-                id=str(row["id"]),
-                text=str(row["question"]),
-                harmful=True,
-                source="written-harmful",
-                part="test",
-                category=category,
-                shipped=True,
-            )
-        )
+    files.append(file)
+    requests.extend(written_harm)
 
     # The shipped classifier ("all") was fitted before the question sets were written: for it
     # they are test only, so that its fit is reproduced as shipped and they measure it.
     fits_questions = harm in ("questions", "both")
     question_parts = (60, 20) if fits_questions else (0, 0)
-    text = _shipped(HARMFUL_QUESTIONS)
-    harmful_questions = _jsonl(text, HARMFUL_QUESTIONS)
-    files.append(
-        _file(
-            f"medgate:careguard/data/{HARMFUL_QUESTIONS}", text, len(harmful_questions), "harmful"
-        )
+    file, questions = _categorised(
+        HARMFUL_QUESTIONS,
+        "harmful-questions",
+        "harmful",
+        lambda i, c: part_of(i, 60, 20, seed) if fits_questions and c not in held else "test",
     )
-    for row in harmful_questions:
-        category = int(row["category"])
-        if category not in CATEGORIES:
-            raise InputError(f"{HARMFUL_QUESTIONS}: row {row.get('id')!r} has no AMA category 1-9")
-        requests.append(
-            LabelledRequest(
-                id=str(row["id"]),
-                text=str(row["question"]),
-                harmful=True,
-                source="harmful-questions",
-                part=(
-                    part_of(str(row["id"]), 60, 20, seed)
-                    if fits_questions and category not in held
-                    else "test"
-                ),
-                category=category,
-                shipped=True,
-            )
-        )
+    files.append(file)
+    requests.extend(questions)
     for name, source in MEASURED_HARMFUL:
         text = _shipped(name)
         measured = _jsonl(text, name)
