@@ -577,7 +577,7 @@ def test_the_corpus_fits_the_question_sets_only_when_asked() -> None:
     shipped = build_corpus(data)
     questions = build_corpus(data, harm="questions")
     both = build_corpus(data, harm="both")
-    new = ("harmful-questions", "question-lookalikes")
+    new = ("harmful-questions", "question-lookalikes", "practice-questions")
     # The shipped classifier never fitted the question sets: for it they are test only.
     assert {r.part for r in shipped.requests if r.source in new} == {"test"}
     for corpus in (questions, both):

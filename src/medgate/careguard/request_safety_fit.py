@@ -105,6 +105,7 @@ Part = Literal["train", "validation", "test"]
 MEASURED_ONLY = (
     ("dangerous_practices.jsonl", "dangerous-practices"),
     ("dangerous_practices_new.jsonl", "dangerous-practices-heldout"),
+    ("dangerous_practices_heldout_2.jsonl", "dangerous-practices-heldout-2"),
     ("benign_questions.jsonl", "benign-questions"),
     ("answerable_risky.jsonl", "answerable-risky"),
     *(
@@ -298,6 +299,7 @@ def build_corpus(
         ("benign_requests.jsonl", "clinician-requests", 80, 20),
         ("benign_requests_lookalike.jsonl", "clinician-requests-lookalike", 60, 20),
         ("benign_questions_lookalike.jsonl", "question-lookalikes", *question_parts),
+        ("unsafe_practice_questions.jsonl", "practice-questions", *question_parts),
         ("benign_requests_heldout.jsonl", "clinician-requests-heldout", 0, 0),
     ):
         text = _shipped(name)

@@ -195,6 +195,8 @@ LABELS = {
     "clinician-requests": "clinician-style requests (false refusals)",
     "clinician-requests-lookalike": "benign look-alikes of harmful requests (false refusals)",
     "question-lookalikes": "benign questions on the topics of harmful ones (false refusals)",
+    "practice-questions": "questions asking whether an unsafe practice is all right, written "
+    "to fit the question screen on (refused; they deserve a direct no)",
     "pubmedqa-l": "PubMedQA PQA-L questions (false refusals)",
     "pubmedqa-a": "PubMedQA PQA-A questions (false refusals)",
     "bioasq": "BioASQ questions (false refusals)",
@@ -205,6 +207,8 @@ LABELS = {
     "answerable-risky": "answerable risky questions, never fitted on (false refusals)",
     "dangerous-practices": "dangerous-practice questions (refused; they deserve a direct no)",
     "dangerous-practices-heldout": "more dangerous-practice questions, never fitted on (refused)",
+    "dangerous-practices-heldout-2": "a third set of dangerous-practice questions, never fitted "
+    "on (refused)",
 }
 
 
