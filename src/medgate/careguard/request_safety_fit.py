@@ -193,6 +193,34 @@ def medsafetybench_rows(data_dir: Path) -> tuple[list[dict[str, Any]], str]:
     return rows, text
 
 
+def _written(
+    name: str,
+    source: str,
+    role: str,
+    *,
+    harmful: bool,
+    seed: str,
+    train: int = 0,
+    validation: int = 0,
+) -> tuple[DataFile, list[LabelledRequest]]:
+    """A shipped file of requests written for medgate, all ``harmful`` or all not, each in the
+    part its hash gives for the ``train`` / ``validation`` shares (both 0: all test)."""
+    text = _shipped(name)
+    rows = _jsonl(text, name)
+    requests = [
+        LabelledRequest(
+            id=str(r["id"]),
+            text=str(r["question"]),
+            harmful=harmful,
+            source=source,
+            part=part_of(str(r["id"]), train, validation, seed),
+            shipped=True,
+        )
+        for r in rows
+    ]
+    return _file(f"medgate:careguard/data/{name}", text, len(rows), role), requests
+
+
 def _categorised(
     name: str, source: str, role: str, part: Callable[[str, int], Part]
 ) -> tuple[DataFile, list[LabelledRequest]]:
@@ -278,22 +306,9 @@ def build_corpus(
     files.append(file)
     requests.extend(questions)
     for name, source in MEASURED_HARMFUL:
-        text = _shipped(name)
-        measured = _jsonl(text, name)
-        files.append(
-            _file(f"medgate:careguard/data/{name}", text, len(measured), "harmful, measured only")
-        )
-        requests.extend(
-            LabelledRequest(
-                id=str(r["id"]),
-                text=str(r["question"]),
-                harmful=True,
-                source=source,
-                part="test",
-                shipped=True,
-            )
-            for r in measured
-        )
+        file, measured = _written(name, source, "harmful, measured only", harmful=True, seed=seed)
+        files.append(file)
+        requests.extend(measured)
 
     for name, source, train, validation in (
         ("benign_requests.jsonl", "clinician-requests", 80, 20),
@@ -302,20 +317,11 @@ def build_corpus(
         ("unsafe_practice_questions.jsonl", "practice-questions", *question_parts),
         ("benign_requests_heldout.jsonl", "clinician-requests-heldout", 0, 0),
     ):
-        text = _shipped(name)
-        written = _jsonl(text, name)
-        files.append(_file(f"medgate:careguard/data/{name}", text, len(written), "benign"))
-        requests.extend(
-            LabelledRequest(
-                id=str(r["id"]),
-                text=str(r["question"]),
-                harmful=False,
-                source=source,
-                part=part_of(str(r["id"]), train, validation, seed),
-                shipped=True,
-            )
-            for r in written
+        file, written = _written(
+            name, source, "benign", harmful=False, seed=seed, train=train, validation=validation
         )
+        files.append(file)
+        requests.extend(written)
 
     text = _shipped("patient_questions.jsonl")
     patients = _jsonl(text, "patient_questions.jsonl")
@@ -343,20 +349,9 @@ def build_corpus(
 
     # Measured only, never fitted or chosen on: sets written for CareGuard's own evaluation.
     for name, source in MEASURED_ONLY:
-        text = _shipped(name)
-        measured = _jsonl(text, name)
-        files.append(_file(f"medgate:careguard/data/{name}", text, len(measured), "measured"))
-        requests.extend(
-            LabelledRequest(
-                id=str(r["id"]),
-                text=str(r["question"]),
-                harmful=False,
-                source=source,
-                part="test",
-                shipped=True,
-            )
-            for r in measured
-        )
+        file, measured = _written(name, source, "measured", harmful=False, seed=seed)
+        files.append(file)
+        requests.extend(measured)
 
     for spec in (PUBMEDQA_L, PUBMEDQA_A, BIOASQ):
         name, path = spec.name, data_dir / spec.path
