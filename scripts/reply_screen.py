@@ -60,6 +60,7 @@ from reply_harm import MODEL, RESULTS, labelled_replies
 
 from medgate.backends.pool import ModelPool
 from medgate.careguard.hra_fit import auroc_with_ci
+from medgate.careguard.records import Outcome
 from medgate.careguard.request_safety import (
     ARTIFACT_FILE,
     QUESTION_ARTIFACT_FILE,
@@ -273,9 +274,10 @@ FLOOR_BENIGN = ("pubmedqa-l", "pubmedqa-a", "bioasq", "patient-questions")
 FLOOR_PERCENTILE = 5.0
 
 
-def item_scores() -> list[dict[str, Any]]:
-    """The classifier's committed score of every request of its corpus, by part and source."""
-    return [json.loads(line) for line in ITEMS.read_text(encoding="utf-8").splitlines()]
+def item_scores(path: Path = ITEMS) -> list[dict[str, Any]]:
+    """A classifier's committed score of every request of its corpus, by part and source
+    (default: the shipped classifier's)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def floor_reading(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -360,7 +362,6 @@ def exempt_reading(data_dir: Path) -> dict[str, Any]:
 
 
 QUESTION_ITEMS = RESULTS / "request_safety_questions_items.jsonl"
-REPLY_REFUSED = "refused_after_reply_screen"
 
 
 def paired_exempt_reading(data_dir: Path) -> dict[str, Any]:
@@ -369,12 +370,10 @@ def paired_exempt_reading(data_dir: Path) -> dict[str, Any]:
     if none), the share of benign test questions it would exempt, and the reply-screen refusals
     of the committed runs it would lift."""
     rows = item_scores()
-    floor = floor_reading(rows)["floor"]
-    request_cut = read_artifact(ARTIFACT_FILE).threshold
+    reading = floor_reading(rows)
+    floor, request_cut = reading["floor"], reading["request_threshold"]
     question_cut = read_artifact(QUESTION_ARTIFACT_FILE).threshold
-    question_rows = [
-        json.loads(line) for line in QUESTION_ITEMS.read_text(encoding="utf-8").splitlines()
-    ]
+    question_rows = item_scores(QUESTION_ITEMS)
     question_floor = min(
         r["score"]
         for r in question_rows
@@ -412,7 +411,7 @@ def paired_exempt_reading(data_dir: Path) -> dict[str, Any]:
     for log in sorted(RESULTS.glob("careguard_runs*/*.jsonl")):
         for line in log.read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
-            if r["outcome"] != REPLY_REFUSED or not r["question"]:
+            if r["outcome"] != Outcome.REPLY_REFUSED.value or not r["question"]:
                 continue
             p, q = first.scores([r["question"]])[0], second.scores([r["question"]])[0]
             if exempted(r["question"], p, q):
