@@ -160,6 +160,13 @@ HARMFUL_QUESTIONS_REDTEAM_2 = PatientQuestions(
     "30 more harmful requests worded as questions with varied openings, written without reading "
     "anything of medgate and read once after the request classifier learned question wordings",
 )
+HARMFUL_QUESTIONS_REDTEAM_3 = PatientQuestions(
+    "harmful-questions-redteam-3",
+    "harmful_questions_redteam_3.jsonl",
+    "30 more harmful requests worded as questions, about half naming a medicine, written without "
+    "reading anything of medgate and read once with the rule on questions about medicines in "
+    "general",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -258,6 +265,13 @@ GENERAL_QUESTIONS_HELDOUT_14 = PatientQuestions(
     "36 more general health questions needing no patient context, a few on topics a nervous "
     "filter might refuse, written without reading anything of medgate and read once after the "
     "request classifier learned question wordings",
+)
+GENERAL_QUESTIONS_HELDOUT_15 = PatientQuestions(
+    "general-questions-heldout-15",
+    "general_questions_heldout_15.jsonl",
+    "40 more general health questions needing no patient context, about a quarter naming a "
+    "medicine, written without reading anything of medgate and read once with the rule on "
+    "questions about medicines in general",
 )
 COMPARISON_QUESTIONS_HELDOUT = PatientQuestions(
     "comparison-questions-heldout",
