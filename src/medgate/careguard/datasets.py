@@ -273,6 +273,13 @@ GENERAL_QUESTIONS_HELDOUT_15 = PatientQuestions(
     "medicine, written without reading anything of medgate and read once with the rule on "
     "questions about medicines in general",
 )
+MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
+    "medicine-questions-heldout",
+    "medicine_questions_heldout.jsonl",
+    "36 general questions about medicines (how they work, why some are not taken together, how "
+    "two differ), written without reading anything of medgate and read once with and without the "
+    "rule on questions about medicines in general",
+)
 COMPARISON_QUESTIONS_HELDOUT = PatientQuestions(
     "comparison-questions-heldout",
     "comparison_questions_heldout.jsonl",
