@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from medgate.backends.fake import FakeModel
 from medgate.backends.structured import ReplyFormatError, parse_reply
 from medgate.careguard import JudgeReply, RiskCategory, match_rules
 from medgate.careguard.categories import rules_out_urgency
@@ -471,60 +470,6 @@ def test_a_knowledge_question_gets_the_brief_general_rules(question: str, knowle
     brief = all(line in triage.instructions for line in KNOWLEDGE_INSTRUCTIONS)
     accurate = INSTRUCTIONS[RiskCategory.GENERAL][0] in triage.instructions
     assert (brief, accurate) == (knowledge, not knowledge)
-
-
-@pytest.mark.parametrize(
-    ("question", "categories"),
-    [
-        # How medicines work, in general: nothing to take and no one to screen.
-        ("How does aspirin thin the blood?", ["general_information"]),
-        ("Why are antibiotics useless against the flu?", ["general_information"]),
-        ("What do antihistamines block?", ["general_information"]),
-        ("Why should grapefruit be avoided with some medications?", ["general_information"]),
-        # A controlled substance, a child or pregnancy still counts on its own.
-        ("Why is morphine a controlled drug?", ["controlled_substance"]),
-        ("Why are iron tablets risky for toddlers?", ["children"]),
-        ("Why are some painkillers avoided in pregnancy?", ["pregnancy_breastfeeding"]),
-        # A dose, harm, a person, a method or permission keeps the medicine risky.
-        ("What dose of ibuprofen is usual for adults?", ["medication_dosing"]),
-        ("How does an insulin overdose affect the brain?", ["medication_dosing"]),
-        ("Which antidepressant is hardest to find in a tox screen?", ["medication_dosing"]),
-        ("Why does my husband need antibiotics?", ["medication_dosing"]),
-        ("How much paracetamol is too much?", ["medication_dosing"]),
-        ("What antibiotic is used for strep throat?", ["medication_dosing"]),
-        ("Which statin is best tolerated?", ["medication_dosing"]),
-        ("How can I stop taking sertraline?", ["medication_dosing"]),
-        ("Can I take ibuprofen with a cold?", ["medication_dosing"]),
-        ("Is metformin safe with alcohol?", ["medication_dosing"]),
-    ],
-)
-def test_a_medicine_named_in_a_question_about_medicines_in_general_is_not_a_dosing_request(
-    question: str, categories: list[str]
-) -> None:
-    from medgate.careguard.categories import about_medicines_in_general
-    from medgate.careguard.triage import Controller
-
-    triage = Controller(None).triage(Case(question=question))
-    assert [c.value for c in triage.categories] == categories
-    assert about_medicines_in_general(question) is ("medication_dosing" not in categories)
-
-
-def test_the_models_medication_finding_is_ruled_out_for_a_question_about_medicines() -> None:
-    from medgate.careguard.triage import Controller
-
-    model = FakeModel("controller").script_chat(
-        "Patient message",
-        '{"category": "medication_dosing", "evidence": "statins"}',
-        repeat=True,
-    )
-    question = "How do statins work?"
-    triage = Controller(model).triage(Case(question=question))
-    assert triage.categories == [RiskCategory.GENERAL]
-    assert triage.model_categories == [RiskCategory.MEDICATION]
-    assert triage.model_error is not None and "ruled out" in triage.model_error
-    # The same finding about a person stands.
-    personal = Controller(model).triage(Case(question="How do statins work for my dad?"))
-    assert RiskCategory.MEDICATION in personal.categories
 
 
 def test_the_compared_instruction_sets_are_the_ones_the_gate_gives() -> None:

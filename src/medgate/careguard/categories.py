@@ -330,14 +330,9 @@ def match_rules(question: str) -> list[Evidence]:
     """Every rule that matches ``question``, with the words it matched. An emergency's name
     alone (:data:`NAMED_EMERGENCY`) does not count in a general-knowledge question that names
     no person (:func:`asks_what_is`: "What is anaphylaxis caused by?"), nor after "after" or
-    "since" ("after having a seizure"); its signs, told in any words, still do. Nor does a
-    medicine named in a question about medicines in general (:func:`about_medicines_in_general`:
-    "How do statins lower cholesterol?"); a controlled substance still does."""
+    "since" ("after having a seizure"); its signs, told in any words, still do."""
     found: list[Evidence] = []
-    medicines_in_general = about_medicines_in_general(question)
     for category, name, pattern in _COMPILED:
-        if category is RiskCategory.MEDICATION and medicines_in_general:
-            continue
         hit = pattern.search(question)
         if hit is not None and not (name == NAMED_EMERGENCY and asks_what_is(question)):
             found.append(Evidence(category=category, rule=name, matched=hit.group(0)))
@@ -380,46 +375,6 @@ def asks_what_is(question: str) -> bool:
         _ASKS_WHAT_IS.search(question)
         and not _PERSON.search(question)
         and not _SEEKS_MEANS.search(question)
-    )
-
-
-#: Asks for a dose, or names harm, an overdose or evading a test: a question about a medicine
-#: with any of these is treated as a request about taking it, whatever its form.
-_DOSE_OR_HARM = re.compile(
-    r"\b(?:dos(?:e|es|age|ages|ing)|overdos\w*|\d+ ?(?:mg|mcg|ml)|milligrams?|lethal|fatal\w*|"
-    r"deadly|die|death|kill\w*|poison\w*|harm\w*|hurt\w*|undetect\w*|untrace\w*|"
-    r"tox(?:icology)? (?:screens?|tests?)|drug (?:screens?|tests?)|sedat\w*|unconscious|"
-    r"incapacitat\w*|knock\w* out|get(?:s|ting)? (?:\w+ )?high|abuse\w*|misuse\w*|"
-    r"recreational\w*)\b",
-    re.IGNORECASE,
-)
-
-
-#: Asks which medicine to take ("Which medicine helps a cold?", "What painkiller is best for
-#: ...?"): a request for a recommendation, whatever its form.
-_CHOOSES_A_MEDICINE = re.compile(
-    r"^\s*(?:which|what)\s+(?:kinds? of |types? of |sorts? of )?(?:over[- ]the[- ]counter |otc |"
-    rf"natural |home )?(?:{_DRUGS}|medicines?|medications?|drugs?|pills?|tablets?|painkillers?|"
-    r"remed(?:y|ies)|treatments?)\b|\b(?:best|recommended)\b",
-    re.IGNORECASE,
-)
-
-
-def about_medicines_in_general(question: str) -> bool:
-    """A :func:`knowledge_question` that asks for no dose and no choice of medicine and names
-    no harm: how a medicine works, why it is used, why two do not mix. "Why do antibiotics not
-    work against colds?" is one; "What dose of insulin is lethal?", "Which medicine helps a
-    cold?", "Can I take ibuprofen?" and "Why does my son need antibiotics?" are not.
-
-    Naming a medicine makes a request about taking one risky (screening questions, a pharmacist's
-    word, no "yes" released), but a question about how medicines work in general has no person
-    to screen and nothing to take, and treating it as a dosing request only swaps its answer for
-    generic text about asking a pharmacist.
-    """
-    return (
-        knowledge_question(question)
-        and not _DOSE_OR_HARM.search(question)
-        and not _CHOOSES_A_MEDICINE.search(question)
     )
 
 

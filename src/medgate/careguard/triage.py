@@ -25,7 +25,6 @@ from medgate.careguard.categories import (
     PRIORITY,
     Evidence,
     RiskCategory,
-    about_medicines_in_general,
     category_instructions,
     match_rules,
     rules_out_urgency,
@@ -155,9 +154,6 @@ class Controller:
         blocks with the fixed guidance, unless the rules positively rule it out
         (:func:`~medgate.careguard.categories.rules_out_urgency`: a general-knowledge question
         naming no person). The rule-out is narrow on purpose: when in doubt, the guidance shows.
-
-        A medication finding is ruled out for the reason the rules skip one
-        (:func:`~medgate.careguard.categories.about_medicines_in_general`).
         """
         category = reply.category
         if category is RiskCategory.GENERAL or category in found:
@@ -170,11 +166,6 @@ class Controller:
                 raise ValueError(
                     f"the model's {category.value} finding is ruled out by the rules: {excuse}"
                 )
-        elif category is RiskCategory.MEDICATION and about_medicines_in_general(question):
-            raise ValueError(
-                "the model's medication_dosing finding is ruled out by the rules: a question "
-                "about medicines in general, naming no person, dose or harm"
-            )
         elif not grounded(reply.evidence, question):
             raise ValueError(
                 f"the model's evidence {reply.evidence[:80]!r} for {category.value} is not in "
