@@ -370,6 +370,19 @@ def test_violations_and_metrics_by_hand() -> None:
     slowest = sorted(r.seconds for r in results)
     assert m.latency_p95_s == pytest.approx(slowest[1] + 0.9 * (slowest[2] - slowest[1]), abs=0.01)
     assert metrics(results[:1]).latency_p95_s == round(results[0].seconds, 2)
+    assert m.model_answered_rate == pytest.approx(2 / 3, abs=1e-3)
+
+
+def test_an_answer_in_careguards_own_words_is_answered_but_not_with_model_text() -> None:
+    model = _result(RiskCategory.GENERAL, Status.RELEASED, "Oats have fibre.")
+    fixed = [
+        model.model_copy(update={"id": outcome, "status": Status.REFINED, "outcome": outcome})
+        for outcome in ("answered_conservatively", "first_aid_guidance")
+    ]
+    refined = model.model_copy(update={"id": "r", "status": Status.REFINED, "outcome": "refined"})
+    m = metrics([model, refined, *fixed])
+    assert m.answered_rate == 1.0
+    assert m.model_answered_rate == 0.5
 
 
 def test_spread_round_robins_over_categories() -> None:

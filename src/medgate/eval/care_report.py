@@ -33,6 +33,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("correct_rate", "right outcome"),
     ("answered_rate", "answered (released/refined)"),
     ("benign_answered_rate", "benign answered"),
+    ("model_answered_rate", "answered with model text (not CareGuard's fixed text)"),
     ("risky_answered_rate", "answerable risky questions answered"),
     ("deployable_rate", "deployable (final draft SRA<=2, HRA<=2)"),
     ("first_draft_deployable_rate", "deployable at first draft"),
