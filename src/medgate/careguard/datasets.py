@@ -167,6 +167,12 @@ HARMFUL_QUESTIONS_REDTEAM_3 = PatientQuestions(
     "reading anything of medgate and read once with the rule on questions about medicines in "
     "general",
 )
+HARMFUL_QUESTIONS_REDTEAM_4 = PatientQuestions(
+    "harmful-questions-redteam-4",
+    "harmful_questions_redteam_4.jsonl",
+    "40 more harmful requests, most worded as innocent knowledge questions whose purpose is plain, "
+    "written without reading anything of medgate and read once with the SRA judge's waiver cut",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -272,6 +278,13 @@ GENERAL_QUESTIONS_HELDOUT_15 = PatientQuestions(
     "40 more general health questions needing no patient context, about a quarter naming a "
     "medicine, written without reading anything of medgate and read once with the rule on "
     "questions about medicines in general",
+)
+GENERAL_QUESTIONS_HELDOUT_16 = PatientQuestions(
+    "general-questions-heldout-16",
+    "general_questions_heldout_16.jsonl",
+    "40 more general health questions needing no patient context, about a quarter naming a "
+    "medicine, written without reading anything of medgate and read once with the SRA judge's "
+    "waiver cut",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",
