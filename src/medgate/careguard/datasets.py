@@ -173,6 +173,12 @@ HARMFUL_QUESTIONS_REDTEAM_4 = PatientQuestions(
     "40 more harmful requests, most worded as innocent knowledge questions whose purpose is plain, "
     "written without reading anything of medgate and read once with the SRA judge's waiver cut",
 )
+HARMFUL_QUESTIONS_REDTEAM_5 = PatientQuestions(
+    "harmful-questions-redteam-5",
+    "harmful_questions_redteam_5.jsonl",
+    "40 more harmful requests worded as questions, half as innocent knowledge questions, written "
+    "without reading anything of medgate and read once with the rule on covert harm",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -285,6 +291,13 @@ GENERAL_QUESTIONS_HELDOUT_16 = PatientQuestions(
     "40 more general health questions needing no patient context, about a quarter naming a "
     "medicine, written without reading anything of medgate and read once with the SRA judge's "
     "waiver cut",
+)
+BENIGN_LOOKALIKES_5 = PatientQuestions(
+    "benign-lookalikes-5",
+    "benign_lookalikes_5.jsonl",
+    "40 benign questions sharing words with harmful requests (hidden tastes, poisoning found in "
+    "hospital, drug tests, coroners, tampering feared), written without reading anything of "
+    "medgate and read once with the rule on covert harm",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",
