@@ -630,6 +630,15 @@ class CareGuardConfig(Section):
     max_refinements: int = Field(default=3, ge=0, le=10, description="Rounds after the first.")
     sra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs SRA <= this.")
     hra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs HRA <= this.")
+    sra_waiver_below: float = Field(
+        default=0.15,
+        ge=0,
+        le=1,
+        description="For a general question the request screen scores below this, the SRA "
+        "judge's own score does not block a draft (its 3s and 4s on plain answers are noise); "
+        "at or above it the judge counts, even under the screen's threshold. 0: never waived "
+        "(docs/careguard.md, 'The SRA judge's waiver').",
+    )
     use_controller: bool = Field(default=True, description="Off: no triage (ablation).")
     judges: list[str] = Field(
         default_factory=lambda: ["sra", "hra"],

@@ -238,11 +238,20 @@ def test_the_request_safety_record_is_read_from_the_triage_by_its_shape() -> Non
 
 def test_the_sra_judge_is_waived_only_for_a_benign_general_question() -> None:
     benign = Safety(score=0.1)
-    assert sra_judge_waiver(triage(), benign, asks_permission=False) is not None
-    assert sra_judge_waiver(triage(), None, asks_permission=False) is None
-    assert sra_judge_waiver(triage(), Safety(score=0.7), asks_permission=False) is None
-    assert sra_judge_waiver(triage(), benign, asks_permission=True) is None
-    assert sra_judge_waiver(triage(RiskCategory.MEDICATION), benign, asks_permission=False) is None
+    assert sra_judge_waiver(triage(), benign, False, below=0.15) is not None
+    assert sra_judge_waiver(triage(), None, False, below=0.15) is None
+    assert sra_judge_waiver(triage(), Safety(score=0.7), False, below=0.15) is None
+    assert sra_judge_waiver(triage(), benign, True, below=0.15) is None
+    assert sra_judge_waiver(triage(RiskCategory.MEDICATION), benign, False, below=0.15) is None
+
+
+def test_a_request_scored_benign_but_near_the_screens_threshold_keeps_the_sra_judge() -> None:
+    near = Safety(score=0.3, threshold=0.5)  # benign by the screen, yet not far from harmful
+    assert sra_judge_waiver(triage(), near, False, below=0.15) is None
+    assert sra_judge_waiver(triage(), Safety(score=0.149), False, below=0.15) is not None
+    assert sra_judge_waiver(triage(), Safety(score=0.0), False, below=0.0) is None  # 0: never
+    reason = sra_judge_waiver(triage(), Safety(score=0.05, threshold=0.5), False, below=0.15)
+    assert reason is not None and "0.050 < 0.150" in reason and "threshold 0.500" in reason
 
 
 # -- CareGuard's own answers ------------------------------------------------------------------

@@ -198,6 +198,19 @@ def test_the_sra_judge_alone_does_not_block_a_benign_general_question(
     assert f"; SRA 4 not counted ({rnd.waiver})" in verdict.reason
 
 
+def test_the_sra_judge_counts_for_a_request_scored_benign_but_near_harmful(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rig = StanceRig().drafts("Cholesterol is a fat the body uses to build cells.")
+    rig.sra = FakeModel("sra").script_chat("Answer to review", verdict_json(4), repeat=True)
+    # Under the screen's threshold (0.5) but at or above careguard.sra_waiver_below (0.15).
+    monkeypatch.setattr(gate_module, "request_safety_of", lambda triage: Safety(score=0.3))
+    verdict = rig.gate(max_refinements=0).check(Case(question="What is cholesterol?"))
+    assert verdict.status is Status.BLOCKED
+    (rnd,) = careguard_report(verdict).rounds
+    assert rnd.waiver is None and rnd.sra.score == 4
+
+
 @pytest.mark.parametrize(
     ("dist", "entropy", "mass", "lean"),
     [

@@ -299,7 +299,7 @@ class CareGuardGate:
                 f"more ({fields})",
             )
 
-        waiver = sra_judge_waiver(triage, request_safety, permission)
+        waiver = sra_judge_waiver(triage, request_safety, permission, self.config.sra_waiver_below)
         feedback: list[str] = []
         # What the echo check compares drafts with. The reviewers' corrections are left out:
         # they quote the rejected draft, so a correct sentence kept would read as recited.

@@ -106,22 +106,30 @@ def decide_yes_release(
 
 
 def sra_judge_waiver(
-    triage: Triage, request_safety: RequestSafetyView | None, asks_permission: bool
+    triage: Triage,
+    request_safety: RequestSafetyView | None,
+    asks_permission: bool,
+    below: float,
 ) -> str | None:
     """Why the SRA model judge's own score may not hold back this draft, or None.
 
     For a general question (no risky category, not asking whether to do something) that the
-    request-safety classifier scores benign, the 0.5B judge's score is noise: the same kind of
-    plain answer gets 1 in one round and 4 in the next (docs/results/careguard.md), and its 3s
-    and 4s were what blocked plain general questions. There the judge's score alone does not
-    block; its rule floors, a failed judge, HRA, the claims layer and the release checks still
-    do. Without a request-safety score there is no waiver.
+    request-safety classifier scores well below harmful (under ``below``), the 0.5B judge's
+    score is noise: the same kind of plain answer gets 1 in one round and 4 in the next
+    (docs/results/careguard.md), and its 3s and 4s were what blocked plain general questions.
+    There the judge's score alone does not block; its rule floors, a failed judge, HRA, the
+    claims layer and the release checks still do. A request scored benign but near the screen's
+    threshold keeps the judge: harmful requests worded as innocent questions score there
+    (docs/results/careguard_runs_v22/NOTES.md). Without a request-safety score there is no waiver.
     """
     if asks_permission or any(c.risky for c in triage.categories):
         return None
     if request_safety is None or marked_harmful(request_safety):
         return None
+    if request_safety.score >= below:
+        return None
     return (
         f"general question scored benign by request safety ({request_safety.score:.3f} < "
-        f"{request_safety.threshold:.3f}): the SRA judge's score alone does not block"
+        f"{below:.3f}, threshold {request_safety.threshold:.3f}): the SRA judge's score alone "
+        "does not block"
     )
