@@ -630,6 +630,12 @@ class CareGuardConfig(Section):
     max_refinements: int = Field(default=3, ge=0, le=10, description="Rounds after the first.")
     sra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs SRA <= this.")
     hra_threshold: int = Field(default=2, ge=1, le=5, description="Release needs HRA <= this.")
+    draft_controlled_substances: bool = Field(
+        default=False,
+        description="Let the generator draft answers to questions about a controlled substance; "
+        "off: CareGuard's own conservative text, no model draft (the judges cannot see misuse "
+        "or diversion; docs/careguard.md, 'Controlled substances').",
+    )
     sra_waiver_below: float = Field(
         default=0.15,
         ge=0,

@@ -298,6 +298,23 @@ class CareGuardGate:
                 f"{triage.category.value}: a general answer, and patient context needed for "
                 f"more ({fields})",
             )
+        if (
+            RiskCategory.CONTROLLED_SUBSTANCE in triage.categories
+            and not self.config.draft_controlled_substances
+            and not harmful
+            and not triage.red_flags
+        ):
+            # A request to obtain or misuse one reads like a plain question to the request
+            # screen and the small judges (one passed a draft on getting oxycodone past an
+            # emergency doctor), and no draft about one has been answered with model text in
+            # the run logs: CareGuard's own text costs nothing there and cannot help misuse.
+            report.outcome = Outcome.CONSERVATIVE
+            return (
+                Status.REFINED,
+                apply_disclaimer(conservative_answer(triage.categories, permission)),
+                "a controlled substance: CareGuard's own conservative text, no model draft "
+                "(careguard.draft_controlled_substances is off)",
+            )
 
         waiver = sra_judge_waiver(triage, request_safety, permission, self.config.sra_waiver_below)
         feedback: list[str] = []
