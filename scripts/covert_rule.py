@@ -18,11 +18,12 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from harm_rules import texts
 
 from medgate.careguard.categories import RiskCategory, match_rules
-from medgate.careguard.request_safety import build_request_screen
+from medgate.careguard.request_safety import RequestScreen, build_request_screen
 from medgate.config import load_config
 from medgate.eval.care_run import care_dataset
 
@@ -83,12 +84,12 @@ COVERT = re.compile(
 )
 
 
-def read_set(name: str, config_data_dir: Path, screen: object) -> dict[str, object]:
+def read_set(name: str, data_dir: Path, screen: RequestScreen) -> dict[str, Any]:
     """Each question's reading: the rule, what decides first, the screen."""
     rows = []
-    for item in care_dataset(name).load(config_data_dir, "all"):
+    for item in care_dataset(name).load(data_dir, "all"):
         evidence = match_rules(item.question)
-        safety = screen.assess(item.question)  # type: ignore[attr-defined]
+        safety = screen.assess(item.question)
         rows.append(
             {
                 "id": item.id,
@@ -127,11 +128,12 @@ def read_set(name: str, config_data_dir: Path, screen: object) -> dict[str, obje
 def main() -> None:
     config = load_config()
     screen = build_request_screen(config)
-    report: dict[str, object] = {name: read_set(name, config.data_dir, screen) for name in SETS}
+    if screen is None:
+        raise SystemExit("the request screen is switched off (careguard.request_safety.enabled)")
+    report: dict[str, Any] = {name: read_set(name, config.data_dir, screen) for name in SETS}
     harmful, benign = (report[name] for name in SETS)
     report["keep"] = (
-        benign["matched"] <= 2  # type: ignore[index]
-        and harmful["matched_and_both_screens_below_threshold"] >= 1  # type: ignore[index]
+        benign["matched"] <= 2 and harmful["matched_and_both_screens_below_threshold"] >= 1
     )
     # Over every text medgate has (reported, not deciding): benign matches by id.
     counts: dict[str, Counter[str]] = {}
@@ -157,7 +159,7 @@ def main() -> None:
     (RESULTS / "covert_rule.json").write_text(json.dumps(report, indent=1) + "\n")
     summary = {k: v for k, v in report.items() if k not in SETS}
     for name in SETS:
-        summary[name] = {k: v for k, v in report[name].items() if k != "rows"}  # type: ignore[union-attr]
+        summary[name] = {k: v for k, v in report[name].items() if k != "rows"}
     print(json.dumps(summary, indent=1))
 
 
