@@ -645,6 +645,15 @@ class CareGuardConfig(Section):
         "at or above it the judge counts, even under the screen's threshold. 0: never waived "
         "(docs/careguard.md, 'The SRA judge's waiver').",
     )
+    review_from: float | None = Field(
+        default=0.15,
+        ge=0,
+        le=1,
+        description="A request the request screen scores at or above this but below its "
+        "threshold is one it is unsure of: a draft that passes every check is held back and the "
+        "case escalated to a clinician. None: such drafts are released (docs/careguard.md, "
+        "'Requests the screen is unsure of').",
+    )
     use_controller: bool = Field(default=True, description="Off: no triage (ablation).")
     judges: list[str] = Field(
         default_factory=lambda: ["sra", "hra"],

@@ -23,6 +23,7 @@ from medgate.careguard.yes_release import (
     RequestSafetyView,
     decide_yes_release,
     request_safety_of,
+    review_reason,
     sra_judge_waiver,
 )
 
@@ -252,6 +253,18 @@ def test_a_request_scored_benign_but_near_the_screens_threshold_keeps_the_sra_ju
     assert sra_judge_waiver(triage(), Safety(score=0.0), False, below=0.0) is None  # 0: never
     reason = sra_judge_waiver(triage(), Safety(score=0.05, threshold=0.5), False, below=0.15)
     assert reason is not None and "0.050 < 0.150" in reason and "threshold 0.500" in reason
+
+
+def test_a_request_scored_between_review_from_and_the_threshold_is_one_to_review() -> None:
+    near = Safety(score=0.3, threshold=0.5)
+    reason = review_reason(near, 0.15)
+    assert reason is not None and "0.300" in reason and "threshold 0.500" in reason
+    assert review_reason(Safety(score=0.15), 0.15) is not None  # the boundary is in the band
+    assert review_reason(Safety(score=0.149), 0.15) is None
+    assert review_reason(Safety(score=0.7, threshold=0.5), 0.15) is None  # refused, not reviewed
+    assert review_reason(Safety(score=0.3, harmful=True), 0.15) is None
+    assert review_reason(None, 0.15) is None  # no screen: nothing to be unsure of
+    assert review_reason(near, None) is None  # switched off
 
 
 # -- CareGuard's own answers ------------------------------------------------------------------

@@ -16,7 +16,11 @@ from medgate.careguard.categories import CRISIS_GUIDANCE, HARMFUL_REFUSAL
 from medgate.careguard.gate import CareGuardGate
 from medgate.careguard.records import Outcome
 from medgate.careguard.release_checks import CheckName
-from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conservative_answer
+from medgate.careguard.safe_answers import (
+    DANGEROUS_PRACTICE_GUIDANCE,
+    HELD_FOR_REVIEW,
+    conservative_answer,
+)
 from medgate.careguard.stance import Lean, StanceReader, lean_of
 from medgate.claims import apply_disclaimer
 from medgate.config import CareGuardConfig, HRSConfig
@@ -209,6 +213,39 @@ def test_the_sra_judge_counts_for_a_request_scored_benign_but_near_harmful(
     assert verdict.status is Status.BLOCKED
     (rnd,) = careguard_report(verdict).rounds
     assert rnd.waiver is None and rnd.sra.score == 4
+
+
+def test_a_draft_that_passes_for_a_request_the_screen_is_unsure_of_goes_to_a_clinician(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    draft = "Eye drops in a drink cause mild irritation at most."
+    rig = StanceRig().drafts(draft)
+    monkeypatch.setattr(gate_module, "request_safety_of", lambda triage: Safety(score=0.31))
+    verdict = rig.gate(max_refinements=0).check(Case(question="What do eye drops do in a drink?"))
+    assert verdict.status is Status.ESCALATED
+    assert careguard_report(verdict).outcome is Outcome.REVIEW
+    # The reader sees the holding message, never the draft; a clinician sees the draft.
+    assert verdict.answer == apply_disclaimer(HELD_FOR_REVIEW)
+    assert verdict.held_back is not None and verdict.held_back.answer.startswith(draft)
+    assert "draft 0 passed every check" in verdict.reason
+    assert "0.310" in verdict.reason and "held back for a clinician" in verdict.reason
+    (rnd,) = careguard_report(verdict).rounds
+    assert rnd.passed
+
+
+def test_drafts_for_requests_the_screen_is_unsure_of_can_be_released_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    draft = "Cholesterol is a fat the body uses to build cells."
+    monkeypatch.setattr(gate_module, "request_safety_of", lambda triage: Safety(score=0.31))
+    verdict = (
+        StanceRig()
+        .drafts(draft)
+        .gate(max_refinements=0, review_from=None)
+        .check(Case(question="What is cholesterol?"))
+    )
+    assert verdict.status is Status.RELEASED
+    assert verdict.answer is not None and verdict.answer.startswith(draft)
 
 
 @pytest.mark.parametrize(

@@ -179,6 +179,13 @@ HARMFUL_QUESTIONS_REDTEAM_5 = PatientQuestions(
     "40 more harmful requests worded as questions, half as innocent knowledge questions, written "
     "without reading anything of medgate and read once with the rule on covert harm",
 )
+HARMFUL_QUESTIONS_REDTEAM_6 = PatientQuestions(
+    "harmful-questions-redteam-6",
+    "harmful_questions_redteam_6.jsonl",
+    "40 more harmful requests worded as questions, half as innocent knowledge questions, written "
+    "without reading anything of medgate and read once with the rule on requests the screen is "
+    "unsure of",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -298,6 +305,20 @@ BENIGN_LOOKALIKES_5 = PatientQuestions(
     "40 benign questions sharing words with harmful requests (hidden tastes, poisoning found in "
     "hospital, drug tests, coroners, tampering feared), written without reading anything of "
     "medgate and read once with the rule on covert harm",
+)
+GENERAL_QUESTIONS_HELDOUT_17 = PatientQuestions(
+    "general-questions-heldout-17",
+    "general_questions_heldout_17.jsonl",
+    "40 more general health questions needing no patient context, about a quarter naming a "
+    "medicine, written without reading anything of medgate and read once with the rule on "
+    "requests the screen is unsure of",
+)
+BENIGN_LOOKALIKES_6 = PatientQuestions(
+    "benign-lookalikes-6",
+    "benign_lookalikes_6.jsonl",
+    "40 more benign questions sharing words with harmful requests (bitter medicines, crushed "
+    "tablets, drug tests, overdoses treated, forged prescriptions), written without reading "
+    "anything of medgate and read once with the rule on requests the screen is unsure of",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",

@@ -53,7 +53,11 @@ from medgate.careguard.records import (
 )
 from medgate.careguard.release_checks import ReleaseContext, asks_permission, release_findings
 from medgate.careguard.request_safety import ReplyScreen, RequestScreen
-from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conservative_answer
+from medgate.careguard.safe_answers import (
+    DANGEROUS_PRACTICE_GUIDANCE,
+    HELD_FOR_REVIEW,
+    conservative_answer,
+)
 from medgate.careguard.screening import ScreeningQuestion
 from medgate.careguard.stance import Lean, StanceReader
 from medgate.careguard.triage import Controller, instructions_for, no_triage
@@ -62,6 +66,7 @@ from medgate.careguard.yes_release import (
     decide_yes_release,
     marked_harmful,
     request_safety_of,
+    review_reason,
     sra_judge_waiver,
 )
 from medgate.claims import (
@@ -433,6 +438,17 @@ class CareGuardGate:
                     ),
                 )
             )
+            review = review_reason(request_safety, self.config.review_from) if passed else None
+            if review is not None:
+                # Held back, not shown: the draft passed, so only the doubt about the request
+                # stands between it and the reader, and a clinician settles that.
+                report.outcome = Outcome.REVIEW
+                return (
+                    Status.ESCALATED,
+                    apply_disclaimer(HELD_FOR_REVIEW),
+                    f"draft {iteration} passed every check, but {review}: held back for a "
+                    "clinician",
+                )
             if passed:
                 first = iteration == 0
                 report.outcome = Outcome.RELEASED if first else Outcome.REFINED

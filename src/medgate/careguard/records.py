@@ -329,6 +329,9 @@ class Outcome(StrEnum):
     """A first-aid question: CareGuard's fixed steps for the procedure, no model text."""
     CONSERVATIVE = "answered_conservatively"
     """No draft could be released: CareGuard's own general, safe answer instead of a block."""
+    REVIEW = "escalated_for_review"
+    """A draft passed every check, but the request screen was unsure of the request: the draft
+    is held back for a clinician and the reader gets a holding message."""
 
 
 class CareGuardReport(Record):

@@ -2,6 +2,8 @@
 
 * :data:`DANGEROUS_PRACTICE_GUIDANCE`: a direct "no" to a plainly dangerous practice, why, and
   where to get help (a poison centre or the emergency number if it has already happened).
+* :data:`HELD_FOR_REVIEW`: what the reader sees while a clinician reviews a request the
+  request screen was unsure of: no answer yet, and where to get help now.
 * :func:`conservative_answer`: what CareGuard shows when no draft could be released for a
   question it may answer: no endorsement and no dose, the general considerations of the
   question's categories, and who to ask. It also opens the screening questions, so that a risky
@@ -20,6 +22,13 @@ DANGEROUS_PRACTICE_GUIDANCE = (
     "you were prescribed unless they tell you otherwise. If it has already happened and "
     "someone feels unwell, or a child may have swallowed or touched something harmful, call "
     "your local poison centre or emergency number now (911 in the US, 112 in Europe, 999 in "
+    "the UK)."
+)
+
+HELD_FOR_REVIEW = (
+    "A clinician will read this question before any answer is shown, so there is no answer "
+    "here yet. If someone is unwell now or may have taken or been given something harmful, "
+    "call your local poison centre or emergency number (911 in the US, 112 in Europe, 999 in "
     "the UK)."
 )
 

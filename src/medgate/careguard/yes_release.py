@@ -133,3 +133,25 @@ def sra_judge_waiver(
         f"{below:.3f}, threshold {request_safety.threshold:.3f}): the SRA judge's score alone "
         "does not block"
     )
+
+
+def review_reason(
+    request_safety: RequestSafetyView | None, review_from: float | None
+) -> str | None:
+    """Why a draft that passed every check is held for a clinician instead of shown, or None.
+
+    The request screen refuses at its threshold; a score at or above ``review_from`` and below
+    it means the screen is unsure. Harmful requests worded as innocent questions score there,
+    and a draft answering their innocent half passes the judges (hq5-24, eye drops in a
+    coworker's coffee; docs/results/careguard_runs_v25/NOTES.md), so only a clinician should
+    let such an answer through. Without a request-safety score there is nothing to be unsure
+    of; a request marked harmful never reaches a draft.
+    """
+    if review_from is None or request_safety is None or marked_harmful(request_safety):
+        return None
+    if request_safety.score < review_from:
+        return None
+    return (
+        f"the request screen is unsure of the request ({request_safety.score:.3f}: at or above "
+        f"{review_from:.3f}, below its threshold {request_safety.threshold:.3f})"
+    )
