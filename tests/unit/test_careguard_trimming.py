@@ -14,6 +14,7 @@ from medgate.backends.base import ChatMessage, Completion
 from medgate.backends.fake import FakeModel
 from medgate.backends.pool import ModelPool
 from medgate.careguard import HallucinationJudge, SafetyJudge
+from medgate.careguard import gate as gate_module
 from medgate.careguard.build import build_careguard
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.evaluators import Evaluators
@@ -35,6 +36,7 @@ from medgate.errors import ConfigError, ModelError
 from medgate.records import Case, Status
 from tests.unit.hrs_helpers import opening_reading
 from tests.unit.test_careguard_gate import Rig, verdict_json
+from tests.unit.test_careguard_stance_paths import Safety
 
 QUESTION_TEXT = "What is serotonin?"
 LEAD = "Serotonin is a chemical messenger that helps regulate mood and sleep."
@@ -216,6 +218,19 @@ def test_the_gate_releases_the_trimmed_text_and_says_what_it_left_out() -> None:
     # The trim's readings are timed and counted with the rest of the gate's model calls.
     assert any(t.stage == "careguard.round0.trim" for t in verdict.trace.timings)
     assert report.rounds[-1].trimming.usage in verdict.trace.usage
+
+
+def test_a_trimmed_draft_held_for_review_is_kept_as_it_would_have_been_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rig = Rig().drafts(f"{LEAD} {WRONG} {RIGHT}")
+    rig.sra(verdict_json(1)).hra(verdict_json(1))
+    monkeypatch.setattr(gate_module, "request_safety_of", lambda triage: Safety(score=0.3))
+    verdict = trimming_gate(rig).check(Case(question=QUESTION_TEXT))
+    assert verdict.status is Status.ESCALATED
+    assert verdict.held_back is not None
+    assert verdict.held_back.answer.startswith(f"{LEAD} {RIGHT}")
+    assert WRONG not in verdict.held_back.answer
 
 
 def test_a_permission_question_is_released_whole() -> None:

@@ -587,9 +587,10 @@ def _held_back(report: CareGuardReport, status: Status) -> HeldBackAnswer | None
     if (status.answers_user and report.outcome is not Outcome.CONSERVATIVE) or not report.rounds:
         return None
     last = report.rounds[-1]
-    return HeldBackAnswer(
-        answer=apply_disclaimer(last.draft.text), source=f"careguard round {last.iteration}"
-    )
+    # A draft that passed but was held for review is kept as it would have been shown (trimmed),
+    # so what a clinician releases is what the checks passed.
+    text = last.trimming.text if last.passed and last.trimming is not None else last.draft.text
+    return HeldBackAnswer(answer=apply_disclaimer(text), source=f"careguard round {last.iteration}")
 
 
 def refused_triage(safety: RequestSafety) -> Triage:
