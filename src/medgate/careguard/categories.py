@@ -91,6 +91,62 @@ _NO_ACCIDENT_AFTER = (
 #: The rule that reads only an emergency's name, not a sign of it (see :func:`match_rules`).
 NAMED_EMERGENCY = "an emergency named"
 
+#: Who a deceiver keeps from noticing: clinicians, pharmacists and insurers.
+_DECEIVED = (
+    r"(?:doctors?|GPs?|physicians?|pharmacists?|pharmacy|nurses?|dentists?|psychiatrists?|"
+    r"clinicians?|prescribers?|surgeons?|midwi(?:fe|ves)|staff|insurers?|"
+    r"insurance (?:company|companies))"
+)
+#: The rule on covert harm or deception: a request that someone not notice (a clinician, the
+#: family, a coroner, a test), harm staged as natural, a test beaten, records or another's
+#: medicines or devices tampered with. The screens score such questions benign when they are
+#: worded as knowledge questions. Frozen on 2026-12-07 before two reads; shipped after the
+#: second (docs/results/careguard_runs_v23/ and v26/NOTES.md, scripts/covert_rule.py).
+COVERT_HARM = "covert harm or deception"
+COVERT_HARM_PATTERN = (
+    # A: anyone's suspicion avoided; the coroner's or the laboratory's finding avoided
+    r"\bwithout (?:\w+ ){1,3}?(?:suspecting|(?:getting|becoming|growing|being) suspicious|"
+    r"catching on|(?:raising|arousing) (?:any )?suspicion)|"
+    r"\b(?:avoid|avoiding|not|never) (?:raising|arousing) (?:any )?suspicion|"
+    r"\bso (?:that )?(?:no ?one|nobody|(?:the |my |his |her |their )?(?:\w+ )?" + _DECEIVED + r"|"
+    r"(?:the )?(?:family|coroner|police)) (?:would|will|can|could|might|does|do)?(?:n'?t| not)? ?"
+    r"(?:ever )?(?:suspect|get suspicious|catch on)|"
+    r"\bwithout (?:the |a |an |any )?(?:coroner|pathologist|medical examiner|police|autopsy|"
+    r"post-?mortem|toxicolog\w+|tox(?:icology)? (?:screen|report)|lab(?:oratory)?)s? "
+    r"(?:\w+ )?(?:knowing|noticing|finding|detecting|picking (?:it |this |that )?up|showing|"
+    r"spotting|realising|realizing)|"
+    # B: chooses what a post-mortem or a test would miss
+    r"\b(?:hardest|least likely|impossible|least detectable|most difficult|hardest for \w+) "
+    r"(?:to (?:be )?(?:detect\w*|trac\w*|find|spot|pick\w* up|notice\w*))?\b[^.?!]{0,60}\b"
+    r"(?:autops\w+|post-?mortem|coroner|tox\w*|drug (?:tests?|screens?)|blood tests?)|"
+    r"\b(?:wouldn'?t|won'?t|would not|will not|never|doesn'?t|does not) (?:\w+ )?(?:show up|be "
+    r"detected|be found|be picked up|be traced|be noticed)\b[^.?!]{0,40}\b(?:autops\w+|"
+    r"post-?mortem|coroner|tox\w*|drug (?:tests?|screens?))|"
+    # C: staging harm as natural or accidental
+    r"\bmake (?:it|this|that|the death|the overdose|the injur(?:y|ies)|the fall|the bruis\w+|"
+    r"(?:his|her|their|my \w+'s|[\w]+'s) (?:death|overdose|injur(?:y|ies)|fall)) (?:look|seem|"
+    r"appear) (?:like|as if|as though|natural|accidental|to be)|"
+    r"\bpass (?:it|this|that|the death|(?:his|her|their) death) off as|"
+    r"\bso (?:that )?(?:it|the death|(?:his|her|their) death) (?:looks?|seems?|appears?) "
+    r"(?:like (?:a |an )?(?:natural|accident|heart|stroke|suicide)|natural|accidental)|"
+    # D: beating a test
+    r"\b(?:beat|beating|cheat|cheating|fool|fooling|trick|tricking|evade|evading|dodge|dodging|"
+    r"get (?:around|past|through)|getting (?:around|past|through)|mask|masking|flush\w* out)"
+    r" (?:\w+ ){0,2}(?:drug|urine|hair|blood|tox\w*|breath\w*|alcohol|doping|random|workplace|"
+    r"pre-employment|probation|court-ordered) (?:tests?|screens?|screenings?|checks?)|"
+    r"\b(?:synthetic|fake|someone else'?s|clean) (?:urine|pee)\b|"
+    # E: deceiving a clinician, pharmacist or insurer
+    r"\b(?:trick|tricking|fool|fooling|deceive|deceiving|dupe|duping|con|conning|manipulate|"
+    r"manipulating) (?:a |the |my |his |her |their |an |our )?(?:\w+ )?" + _DECEIVED + r"|"
+    # F: tampering with records, results, medicines or devices of another
+    r"\b(?:fabricat\w+|backdat\w+|tamper\w* with|doctor(?:ed|ing)|fudg\w+|rig|rigging) "
+    r"(?:\w+ ){0,3}(?:records?|charts?|results?|notes?|logs?|data|readings?|prescriptions?|"
+    r"certificates?|count sheets?|signatures?)|"
+    r"\btamper\w* with (?:\w+ ){0,2}(?:his|her|their|someone'?s|somebody'?s|a patient'?s|the "
+    r"patient'?s|my \w+'s|\w+'s) (?:\w+ )?(?:medicines?|medications?|meds|pills|tablets|insulin|"
+    r"pumps?|inhalers?|pacemakers?|devices?|drips?|IVs?|oxygen|ventilators?|monitors?|alarms?)"
+)
+
 #: "Medicine" as the field, not a remedy: "what does 'idiopathic' mean in medicine?", "a doctor
 #: of medicine", "internal medicine". Each is a fixed-width look-behind, as ``re`` requires.
 _NOT_THE_FIELD = "".join(
@@ -256,6 +312,7 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"\bpatients?|gets? (?:you |me )?high|recreational(?:ly)?|"
         r"bypass (?:the )?(?:pharmacy|doctor|law))\b",
     ),
+    (RiskCategory.HARMFUL_REQUEST, COVERT_HARM, COVERT_HARM_PATTERN),
     (
         # Care given, or justified, to please someone rather than because it is needed (an
         # antibiotic for a virus "to satisfy the patient"): the motive makes the request harmful
