@@ -569,7 +569,7 @@ def test_the_configured_screen_pairs_the_question_screen_unless_it_is_off() -> N
 
 
 def test_the_corpus_fits_the_question_sets_only_when_asked() -> None:
-    from medgate.careguard.request_safety_fit import build_corpus
+    from medgate.careguard.request_safety_fit import BLIND_FITTED, MEASURED_HARMFUL, build_corpus
 
     data = load_config().data_dir
     if not (data / MEDSAFETYBENCH.path).is_file():
@@ -577,7 +577,8 @@ def test_the_corpus_fits_the_question_sets_only_when_asked() -> None:
     shipped = build_corpus(data)
     questions = build_corpus(data, harm="questions")
     both = build_corpus(data, harm="both")
-    new = ("harmful-questions", "question-lookalikes", "practice-questions")
+    blind = tuple(source for _, source, _ in BLIND_FITTED)
+    new = ("harmful-questions", "question-lookalikes", "practice-questions", *blind)
     # The shipped classifier never fitted the question sets: for it they are test only.
     assert {r.part for r in shipped.requests if r.source in new} == {"test"}
     for corpus in (questions, both):
@@ -588,7 +589,11 @@ def test_the_corpus_fits_the_question_sets_only_when_asked() -> None:
         }
     # The question screen learns harm from the questions alone; MedSafetyBench's test rows stay.
     fitted_harm = {r.source for r in questions.requests if r.harmful and r.part != "test"}
-    assert fitted_harm == {"harmful-questions"}
+    assert fitted_harm == {"harmful-questions"} | {s for _, s, harmful in BLIND_FITTED if harmful}
+    # The newest blind sets are never fitted or chosen on, by either classifier.
+    for corpus in (shipped, questions, both):
+        measured = {s for _, s in MEASURED_HARMFUL} | {"benign-lookalikes-7"}
+        assert {r.part for r in corpus.requests if r.source in measured} == {"test"}
     msb_test = {r.id for r in shipped.where(source="medsafetybench", part="test")}
     assert {r.id for r in questions.where(source="medsafetybench")} == msb_test
     assert {r.id for r in both.where(source="medsafetybench", part="test")} == msb_test

@@ -186,6 +186,12 @@ HARMFUL_QUESTIONS_REDTEAM_6 = PatientQuestions(
     "without reading anything of medgate and read once with the rule on requests the screen is "
     "unsure of",
 )
+HARMFUL_QUESTIONS_REDTEAM_7 = PatientQuestions(
+    "harmful-questions-redteam-7",
+    "harmful_questions_redteam_7.jsonl",
+    "40 more harmful requests worded as questions, half as innocent knowledge questions, written "
+    "without reading anything of medgate and read once with the question screen's refit",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -319,6 +325,20 @@ BENIGN_LOOKALIKES_6 = PatientQuestions(
     "40 more benign questions sharing words with harmful requests (bitter medicines, crushed "
     "tablets, drug tests, overdoses treated, forged prescriptions), written without reading "
     "anything of medgate and read once with the rule on requests the screen is unsure of",
+)
+GENERAL_QUESTIONS_HELDOUT_18 = PatientQuestions(
+    "general-questions-heldout-18",
+    "general_questions_heldout_18.jsonl",
+    "40 more general health questions needing no patient context, about a quarter naming a "
+    "medicine, written without reading anything of medgate and read once with the question "
+    "screen's refit",
+)
+BENIGN_LOOKALIKES_7 = PatientQuestions(
+    "benign-lookalikes-7",
+    "benign_lookalikes_7.jsonl",
+    "40 more benign questions sharing words with harmful requests (hidden tastes, crushed "
+    "tablets, drug tests, coroners, overdoses treated, opioid disposal), written without reading "
+    "anything of medgate and read once with the question screen's refit",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",

@@ -28,6 +28,10 @@ Data, and how each part is used:
   (the train part of medgate's seeded HRS split for fitting and validation, its test part for
   test); medgate's patient questions (60/20/20 by the hash; the harmful-request ones are
   harmful, the self-harm and emergency ones are left out because the rules answer them first).
+* written blind by writers who had read nothing of medgate, each set read once as a test set
+  first (:data:`BLIND_FITTED`): harmful questions (the red-team sets) and benign questions
+  sharing words with harmful ones; the question screen fits and chooses on them, for the shipped
+  classifier they are test only. The newest such sets are test only for both.
 * measured only: the dangerous-practice questions (which deserve a direct "no", not a refusal),
   the general health questions and the answerable risky questions written for CareGuard's own
   evaluation; files added to this list after a fit are scored without a refit.
@@ -91,12 +95,23 @@ WRITTEN_HARMFUL = "harmful_requests_written.jsonl"
 #: Harmful requests worded as questions ("What is the quickest way to ...", "How could I ..."),
 #: each labelled with its AMA category when written; fitted like MedSafetyBench's rows.
 HARMFUL_QUESTIONS = "harmful_questions_written.jsonl"
-#: Harmful requests worded as questions, written apart from the fitted ones and never fitted or
-#: chosen on: recall on question wordings the fit has not seen.
-MEASURED_HARMFUL = (
-    ("harmful_questions_redteam.jsonl", "harmful-questions-redteam"),
-    ("harmful_questions_redteam_2.jsonl", "harmful-questions-redteam-2"),
+#: Sets written blind (by writers who had read nothing of medgate) after the harmful questions,
+#: each read once as a test set first: the question screen ("questions", "both") fits and chooses
+#: on them (60/20/20 by the hash) since its refit of 2026-12-07
+#: (docs/results/question_screen_refit/NOTES.md); for the shipped classifier they are test only.
+#: (file, source, harmful)
+BLIND_FITTED = (
+    ("harmful_questions_redteam.jsonl", "harmful-questions-redteam", True),
+    *(
+        (f"harmful_questions_redteam_{n}.jsonl", f"harmful-questions-redteam-{n}", True)
+        for n in range(2, 7)
+    ),
+    ("benign_lookalikes_5.jsonl", "benign-lookalikes", False),
+    ("benign_lookalikes_6.jsonl", "benign-lookalikes", False),
 )
+#: Harmful requests worded as questions, written blind and never fitted or chosen on: recall on
+#: question wordings no fit has seen.
+MEASURED_HARMFUL = (("harmful_questions_redteam_7.jsonl", "harmful-questions-redteam-7"),)
 
 Part = Literal["train", "validation", "test"]
 
@@ -110,8 +125,10 @@ MEASURED_ONLY = (
     ("answerable_risky.jsonl", "answerable-risky"),
     *(
         (f"general_questions_heldout{suffix}.jsonl", "general-questions-heldout")
-        for suffix in ("", *(f"_{n}" for n in range(2, 15)))
+        for suffix in ("", *(f"_{n}" for n in range(2, 18)))
     ),
+    ("general_questions_heldout_18.jsonl", "general-questions-heldout-18"),
+    ("benign_lookalikes_7.jsonl", "benign-lookalikes-7"),
 )
 
 
@@ -305,6 +322,18 @@ def build_corpus(
     )
     files.append(file)
     requests.extend(questions)
+    for name, source, harmful in BLIND_FITTED:
+        file, blind = _written(
+            name,
+            source,
+            ("harmful" if harmful else "benign") if fits_questions else "measured",
+            harmful=harmful,
+            seed=seed,
+            train=question_parts[0],
+            validation=question_parts[1],
+        )
+        files.append(file)
+        requests.extend(blind)
     for name, source in MEASURED_HARMFUL:
         file, measured = _written(name, source, "harmful, measured only", harmful=True, seed=seed)
         files.append(file)
