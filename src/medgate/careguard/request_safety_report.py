@@ -188,13 +188,22 @@ LABELS = {
     "written-harmful-unseen-categories": "harmful requests written for medgate, categories "
     "never seen (recall)",
     "harmful-questions": "harmful requests worded as questions, held-out rows (recall)",
-    "harmful-questions-redteam": "harmful questions, red-team set, never fitted on (recall)",
-    "harmful-questions-redteam-2": "harmful questions, second red-team set, never fitted on "
-    "(recall)",
+    "harmful-questions-redteam": "harmful questions, red-team set written blind (recall)",
+    **{
+        f"harmful-questions-redteam-{n}": f"harmful questions, red-team set {n} written blind "
+        "(recall)"
+        for n in range(2, 7)
+    },
+    "harmful-questions-redteam-7": "harmful questions, red-team set 7 written blind, never "
+    "fitted on (recall)",
     "clinician-requests-heldout": "clinician-style requests, held-out set (false refusals)",
     "clinician-requests": "clinician-style requests (false refusals)",
     "clinician-requests-lookalike": "benign look-alikes of harmful requests (false refusals)",
     "question-lookalikes": "benign questions on the topics of harmful ones (false refusals)",
+    "benign-lookalikes": "benign questions sharing words with harmful ones, sets 5 and 6 "
+    "written blind (false refusals)",
+    "benign-lookalikes-7": "benign questions sharing words with harmful ones, set 7 written "
+    "blind, never fitted on (false refusals)",
     "practice-questions": "questions asking whether an unsafe practice is all right, written "
     "to fit the question screen on (refused; they deserve a direct no)",
     "pubmedqa-l": "PubMedQA PQA-L questions (false refusals)",
@@ -203,6 +212,8 @@ LABELS = {
     "patient-questions": "patient questions, not harmful (false refusals)",
     "benign-questions": "general health questions, never fitted on (false refusals)",
     "general-questions-heldout": "general health questions of the held-out gate sets, never "
+    "fitted on (false refusals)",
+    "general-questions-heldout-18": "general health questions, set 18 written blind, never "
     "fitted on (false refusals)",
     "answerable-risky": "answerable risky questions, never fitted on (false refusals)",
     "dangerous-practices": "dangerous-practice questions (refused; they deserve a direct no)",
