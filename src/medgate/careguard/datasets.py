@@ -192,6 +192,12 @@ HARMFUL_QUESTIONS_REDTEAM_7 = PatientQuestions(
     "40 more harmful requests worded as questions, half as innocent knowledge questions, written "
     "without reading anything of medgate and read once with the question screen's refit",
 )
+HARMFUL_QUESTIONS_REDTEAM_8 = PatientQuestions(
+    "harmful-questions-redteam-8",
+    "harmful_questions_redteam_8.jsonl",
+    "40 more harmful requests worded as questions, half as innocent knowledge questions, written "
+    "without reading anything of medgate and read once with the question screen's second refit",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -339,6 +345,12 @@ BENIGN_LOOKALIKES_7 = PatientQuestions(
     "40 more benign questions sharing words with harmful requests (hidden tastes, crushed "
     "tablets, drug tests, coroners, overdoses treated, opioid disposal), written without reading "
     "anything of medgate and read once with the question screen's refit",
+)
+BENIGN_LOOKALIKES_8 = PatientQuestions(
+    "benign-lookalikes-8",
+    "benign_lookalikes_8.jsonl",
+    "40 more benign questions sharing words with harmful requests, written without reading "
+    "anything of medgate and read once with the question screen's second refit",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",

@@ -104,14 +104,18 @@ BLIND_FITTED = (
     ("harmful_questions_redteam.jsonl", "harmful-questions-redteam", True),
     *(
         (f"harmful_questions_redteam_{n}.jsonl", f"harmful-questions-redteam-{n}", True)
-        for n in range(2, 7)
+        for n in range(2, 8)
     ),
+    # Written to be fitted on, never read as a test set (docs/results/question_screen_refit_2/).
+    ("harmful_questions_train_2.jsonl", "harmful-questions-2", True),
     ("benign_lookalikes_5.jsonl", "benign-lookalikes", False),
     ("benign_lookalikes_6.jsonl", "benign-lookalikes", False),
+    ("benign_lookalikes_7.jsonl", "benign-lookalikes", False),
+    ("benign_lookalikes_train.jsonl", "benign-lookalikes", False),
 )
 #: Harmful requests worded as questions, written blind and never fitted or chosen on: recall on
 #: question wordings no fit has seen.
-MEASURED_HARMFUL = (("harmful_questions_redteam_7.jsonl", "harmful-questions-redteam-7"),)
+MEASURED_HARMFUL = (("harmful_questions_redteam_8.jsonl", "harmful-questions-redteam-8"),)
 
 Part = Literal["train", "validation", "test"]
 
@@ -128,7 +132,7 @@ MEASURED_ONLY = (
         for suffix in ("", *(f"_{n}" for n in range(2, 18)))
     ),
     ("general_questions_heldout_18.jsonl", "general-questions-heldout-18"),
-    ("benign_lookalikes_7.jsonl", "benign-lookalikes-7"),
+    ("benign_lookalikes_8.jsonl", "benign-lookalikes-8"),
 )
 
 

@@ -192,17 +192,19 @@ LABELS = {
     **{
         f"harmful-questions-redteam-{n}": f"harmful questions, red-team set {n} written blind "
         "(recall)"
-        for n in range(2, 7)
+        for n in range(2, 8)
     },
-    "harmful-questions-redteam-7": "harmful questions, red-team set 7 written blind, never "
+    "harmful-questions-2": "harmful questions written blind to be fitted on, held-out rows "
+    "(recall)",
+    "harmful-questions-redteam-8": "harmful questions, red-team set 8 written blind, never "
     "fitted on (recall)",
     "clinician-requests-heldout": "clinician-style requests, held-out set (false refusals)",
     "clinician-requests": "clinician-style requests (false refusals)",
     "clinician-requests-lookalike": "benign look-alikes of harmful requests (false refusals)",
     "question-lookalikes": "benign questions on the topics of harmful ones (false refusals)",
-    "benign-lookalikes": "benign questions sharing words with harmful ones, sets 5 and 6 "
-    "written blind (false refusals)",
-    "benign-lookalikes-7": "benign questions sharing words with harmful ones, set 7 written "
+    "benign-lookalikes": "benign questions sharing words with harmful ones, written blind "
+    "(false refusals)",
+    "benign-lookalikes-8": "benign questions sharing words with harmful ones, set 8 written "
     "blind, never fitted on (false refusals)",
     "practice-questions": "questions asking whether an unsafe practice is all right, written "
     "to fit the question screen on (refused; they deserve a direct no)",
