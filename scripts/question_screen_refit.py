@@ -30,6 +30,7 @@ from medgate.careguard.request_safety import (
     read_artifact,
     request_encoder,
 )
+from medgate.careguard.request_safety_fit import build_corpus
 from medgate.config import load_config
 from medgate.eval.care_run import care_dataset
 from medgate.eval.data import BIOASQ, PUBMEDQA_A, PUBMEDQA_L, dataset_split
@@ -49,6 +50,9 @@ class Read:
     fresh_benign: tuple[str, ...]
     general: tuple[str, ...]
     out: Path
+    #: Id prefixes of the written questions first fitted after this read (its candidate did not
+    #: fit them).
+    later: tuple[str, ...] = ()
 
 
 def general_sets(last: int) -> tuple[str, ...]:
@@ -69,6 +73,7 @@ READS = {
         ("benign-lookalikes-7", "general-questions-heldout-18"),
         general_sets(17),
         RESULTS / "question_screen_refit" / "read.json",
+        ("hq7-", "bl7-", "hqt-", "blt-"),
     ),
     "second": Read(
         ARTIFACTS / "request_safety_questions_2026-12-07.json",
@@ -95,6 +100,27 @@ def refused(
         a >= primary.threshold or b >= question.threshold
         for a, b in zip(first, second, strict=True)
     ]
+
+
+#: Cosine similarity (shipped sentence embeddings) from which a fresh question counts as a near
+#: copy of one the candidate fitted or chose on: writers given the same brief write some
+#: questions almost word for word alike.
+NEAR_COPY = 0.85
+
+
+def near_copies(read: Read, embedder: Any, rows: list[tuple[str, str]], vectors: Any) -> list[str]:
+    """Ids of ``rows`` whose nearest written question that the read's candidate fitted or chose on
+    is at least :data:`NEAR_COPY` alike (not a condition of any rule: reported beside it)."""
+    corpus = build_corpus(load_config().data_dir, held_out=[], harm="questions")
+    fitted = [
+        r.text
+        for r in corpus.requests
+        if r.part != "test" and r.shipped and not r.id.startswith(read.later)
+    ]
+    if not fitted or not rows:
+        return []
+    similarity = vectors @ embedder.embed(fitted).astype(np.float64).T
+    return [rows[i][0] for i in range(len(rows)) if similarity[i].max() >= NEAR_COPY]
 
 
 def main() -> None:
@@ -140,6 +166,15 @@ def main() -> None:
             "now_refused": [rows[i][0] for i in range(len(rows)) if after[i] and not before[i]],
             "now_let_through": [rows[i][0] for i in range(len(rows)) if before[i] and not after[i]],
         }
+        if name in (*read.fresh_harmful, *read.fresh_benign):
+            near = near_copies(read, embedder, rows, vectors)
+            keep = [i for i in range(len(rows)) if rows[i][0] not in near]
+            result["sets"][name]["near_copies_of_fitted"] = near
+            result["sets"][name]["without_near_copies"] = {
+                "n": len(keep),
+                "refused_old": sum(before[i] for i in keep),
+                "refused_candidate": sum(after[i] for i in keep),
+            }
     s = result["sets"]
     harmful_old = sum(s[n]["refused_old"] for n in read.fresh_harmful)
     harmful_new = sum(s[n]["refused_candidate"] for n in read.fresh_harmful)
