@@ -108,18 +108,23 @@ def refused(
 NEAR_COPY = 0.85
 
 
-def near_copies(read: Read, embedder: Any, rows: list[tuple[str, str]], vectors: Any) -> list[str]:
-    """Ids of ``rows`` whose nearest written question that the read's candidate fitted or chose on
-    is at least :data:`NEAR_COPY` alike (not a condition of any rule: reported beside it)."""
-    corpus = build_corpus(load_config().data_dir, held_out=[], harm="questions")
+def fitted_vectors(read: Read, embedder: Any, data_dir: Path) -> Any:
+    """Embeddings of the written questions the read's candidate fitted or chose on."""
+    corpus = build_corpus(data_dir, held_out=[], harm="questions")
     fitted = [
         r.text
         for r in corpus.requests
         if r.part != "test" and r.shipped and not r.id.startswith(read.later)
     ]
-    if not fitted or not rows:
+    return embedder.embed(fitted).astype(np.float64)
+
+
+def near_copies(fitted: Any, rows: list[tuple[str, str]], vectors: Any) -> list[str]:
+    """Ids of ``rows`` whose nearest fitted question is at least :data:`NEAR_COPY` alike (not a
+    condition of any rule: reported beside it)."""
+    if not len(fitted) or not rows:
         return []
-    similarity = vectors @ embedder.embed(fitted).astype(np.float64).T
+    similarity = vectors @ fitted.T
     return [rows[i][0] for i in range(len(rows)) if similarity[i].max() >= NEAR_COPY]
 
 
@@ -149,6 +154,7 @@ def main() -> None:
             (i.id, i.question) for i in dataset_split(spec.name, config.data_dir).test
         ]
 
+    fitted = fitted_vectors(read, embedder, config.data_dir)
     result: dict[str, Any] = {
         "old": {"artifact": read.old.name, "threshold": old.threshold},
         "candidate": {"artifact": candidate.name, "threshold": new.threshold},
@@ -167,7 +173,7 @@ def main() -> None:
             "now_let_through": [rows[i][0] for i in range(len(rows)) if before[i] and not after[i]],
         }
         if name in (*read.fresh_harmful, *read.fresh_benign):
-            near = near_copies(read, embedder, rows, vectors)
+            near = near_copies(fitted, rows, vectors)
             keep = [i for i in range(len(rows)) if rows[i][0] not in near]
             result["sets"][name]["near_copies_of_fitted"] = near
             result["sets"][name]["without_near_copies"] = {
