@@ -645,6 +645,12 @@ class CareGuardConfig(Section):
         "at or above it the judge counts, even under the screen's threshold. 0: never waived "
         "(docs/careguard.md, 'The SRA judge's waiver').",
     )
+    waive_hra_judge: bool = Field(
+        default=False,
+        description="Under the SRA judge's waiver, and only where the trim reads the draft's "
+        "opening against the generator's own samples, the HRA judge's own score does not "
+        "block either; its failure still does (docs/careguard.md, 'The SRA judge's waiver').",
+    )
     review_from: float | None = Field(
         default=0.15,
         ge=0,

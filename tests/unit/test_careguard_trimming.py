@@ -164,6 +164,7 @@ def trimming_gate(
     max_refinements: int = 0,
     opening: float | None = None,
     draw: OpeningDraw = "with_draft",
+    waive_hra_judge: bool = False,
 ) -> CareGuardGate:
     return CareGuardGate(
         Controller(rig.controller_model),
@@ -173,7 +174,7 @@ def trimming_gate(
             opening_draw=draw,
         ),
         Evaluators([SafetyJudge(rig.sra_model), HallucinationJudge(rig.hra_model)]),
-        CareGuardConfig(max_refinements=max_refinements),
+        CareGuardConfig(max_refinements=max_refinements, waive_hra_judge=waive_hra_judge),
         trimmer=SentenceTrimmer(writer(), 0.2, opening),
     )
 
@@ -200,6 +201,41 @@ def test_an_opening_its_samples_do_not_support_is_refined_and_never_released() -
     assert "samples did not support the opening sentence (mean P(no) 0.90 above 0.50)" in (
         blocked.reason
     )
+
+
+def test_the_hra_judge_is_waived_only_where_the_opening_check_reads_the_draft(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(gate_module, "request_safety_of", lambda triage: Safety(score=0.05))
+    question = Case(question=QUESTION_TEXT)
+
+    def check(hra: str, *, opening: float | None, waive: bool) -> Status:
+        rig = Rig().drafts(f"{RIGHT} {REFER}")
+        rig.sra(verdict_json(4)).hra(hra)
+        gate = trimming_gate(rig, opening=opening, waive_hra_judge=waive)
+        return gate.check(question).status
+
+    # The switch alone changes nothing without the opening check, and nothing when off.
+    assert check(verdict_json(4), opening=0.5, waive=False) is Status.BLOCKED
+    assert check(verdict_json(4), opening=None, waive=True) is Status.BLOCKED
+    # With both, the judges' 4s do not block; the reason names them apart, with the waiver.
+    rig = Rig().drafts(f"{RIGHT} {REFER}")
+    rig.sra(verdict_json(4)).hra(verdict_json(4))
+    verdict = trimming_gate(rig, opening=0.5, waive_hra_judge=True).check(question)
+    assert verdict.status is Status.RELEASED
+    report = verdict.trace.report(CareGuardReport)
+    assert report is not None
+    (rnd,) = report.rounds
+    assert rnd.waiver is not None and "SRA and HRA judges' scores alone do not block" in rnd.waiver
+    assert rnd.trimming is not None and not rnd.trimming.opening_doubted
+    assert f"SRA 4 and HRA 4 not counted ({rnd.waiver})" in verdict.reason
+    assert "within the release threshold" not in verdict.reason
+    # A judge that fails still blocks (fail closed), and so does an unsupported opening.
+    assert check("not a verdict", opening=0.5, waive=True) is Status.BLOCKED
+    rig = Rig().drafts(f"{LEAD} {RIGHT}")
+    rig.sra(verdict_json(1)).hra(verdict_json(4))
+    doubted = trimming_gate(rig, opening=0.5, waive_hra_judge=True).check(question)
+    assert doubted.status is Status.BLOCKED
 
 
 def test_the_gate_releases_the_trimmed_text_and_says_what_it_left_out() -> None:

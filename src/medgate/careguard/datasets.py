@@ -339,6 +339,13 @@ GENERAL_QUESTIONS_HELDOUT_18 = PatientQuestions(
     "medicine, written without reading anything of medgate and read once with the question "
     "screen's refit",
 )
+GENERAL_QUESTIONS_HELDOUT_19 = PatientQuestions(
+    "general-questions-heldout-19",
+    "general_questions_heldout_19.jsonl",
+    "40 more general health questions needing no patient context (terms in clinic letters, "
+    "tests, how two things differ, popular beliefs), written without reading anything of "
+    "medgate and read once with the HRA judge's waiver",
+)
 BENIGN_LOOKALIKES_7 = PatientQuestions(
     "benign-lookalikes-7",
     "benign_lookalikes_7.jsonl",

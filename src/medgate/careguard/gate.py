@@ -321,7 +321,6 @@ class CareGuardGate:
                 "(careguard.draft_controlled_substances is off)",
             )
 
-        waiver = sra_judge_waiver(triage, request_safety, permission, self.config.sra_waiver_below)
         feedback: list[str] = []
         # What the echo check compares drafts with. The reviewers' corrections are left out:
         # they quote the rejected draft, so a correct sentence kept would read as recited.
@@ -329,6 +328,12 @@ class CareGuardGate:
         trimmer = self.trimmer if trims(triage, permission) else None
         # Samples for the opening check are drawn only for an answer whose opening is read.
         opening = trimmer is not None and trimmer.opening_threshold is not None
+        # The HRA judge is waived only where the opening check reads the draft in its place.
+        waive_hra = self.config.waive_hra_judge and opening
+        waiver = sra_judge_waiver(
+            triage, request_safety, permission, self.config.sra_waiver_below, hra_too=waive_hra
+        )
+        waived = waived_judges(waiver, waive_hra)
         for iteration in range(self.config.max_refinements + 1):
             draft = self.generator.draft(case, triage, feedback, iteration, opening=opening)
             events(
@@ -387,7 +392,7 @@ class CareGuardGate:
                 )
             )
             passed = (
-                all(self._passes(name, a, waiver) for name, a in assessments.items())
+                all(self._passes(name, a, waived) for name, a in assessments.items())
                 and not blocking
                 # A claims check that failed to run cannot vouch for the draft: fail closed.
                 and not claims.errors
@@ -455,7 +460,7 @@ class CareGuardGate:
                 return (
                     Status.RELEASED if first else Status.REFINED,
                     apply_disclaimer(draft.text if trimming is None else trimming.text),
-                    release_reason(assessments, iteration, waiver) + trimmed_note(trimming),
+                    release_reason(assessments, iteration, waiver, waived) + trimmed_note(trimming),
                 )
             feedback = list(
                 dict.fromkeys(
@@ -476,10 +481,10 @@ class CareGuardGate:
             )
         return self._exhausted(report, triage, harmful, permission)
 
-    def _passes(self, name: str, assessment: Assessment, waiver: str | None) -> bool:
-        """The judge passes the draft; under a waiver the SRA judge's own score does not count,
-        but its rule floors and a failure still do."""
-        if waiver is not None and name == Evaluator.SRA:
+    def _passes(self, name: str, assessment: Assessment, waived: frozenset[str]) -> bool:
+        """The judge passes the draft; a waived judge's own score does not count, but its rule
+        floors and a failure still do."""
+        if name in waived:
             return not assessment.rule_findings and assessment.error is None
         return assessment.score <= self.evaluators.threshold(name)
 
@@ -660,13 +665,23 @@ def trim_held_note(trimming: Trimming | None) -> str:
     return ""
 
 
+def waived_judges(waiver: str | None, hra_too: bool) -> frozenset[str]:
+    """The judges whose own scores do not count under ``waiver`` (none without one)."""
+    if waiver is None:
+        return frozenset()
+    return frozenset({Evaluator.SRA, Evaluator.HRA} if hra_too else {Evaluator.SRA})
+
+
 def release_reason(
-    assessments: Mapping[str, Assessment], refinements: int, waiver: str | None
+    assessments: Mapping[str, Assessment],
+    refinements: int,
+    waiver: str | None,
+    waived: frozenset[str],
 ) -> str:
-    """'SRA 1 and HRA 2 are within the release thresholds after 1 refinement(s)'; a waived SRA
-    score is named apart, with the waiver, never as within a threshold."""
-    waived = assessments.get(Evaluator.SRA) if waiver else None
-    counted = {n: a for n, a in assessments.items() if waived is None or n != Evaluator.SRA}
+    """'SRA 1 and HRA 2 are within the release thresholds after 1 refinement(s)'; a waived
+    judge's score is named apart, with the waiver, never as within a threshold."""
+    apart = {n: a for n, a in assessments.items() if waiver and n in waived}
+    counted = {n: a for n, a in assessments.items() if n not in apart}
     reason = (
         f"{scores(counted)} {'is' if len(counted) == 1 else 'are'} within the release "
         f"threshold{'' if len(counted) == 1 else 's'}"
@@ -675,8 +690,8 @@ def release_reason(
     )
     if refinements:
         reason += f" after {refinements} refinement(s)"
-    if waived is not None:
-        reason += f"; SRA {waived.score} not counted ({waiver})"
+    if apart:
+        reason += f"; {scores(apart)} not counted ({waiver})"
     return reason
 
 

@@ -110,8 +110,11 @@ def sra_judge_waiver(
     request_safety: RequestSafetyView | None,
     asks_permission: bool,
     below: float,
+    *,
+    hra_too: bool = False,
 ) -> str | None:
-    """Why the SRA model judge's own score may not hold back this draft, or None.
+    """Why the SRA model judge's own score (with ``hra_too``, the HRA judge's as well) may not
+    hold back this draft, or None.
 
     For a general question (no risky category, not asking whether to do something) that the
     request-safety classifier scores well below harmful (under ``below``), the 0.5B judge's
@@ -121,6 +124,10 @@ def sra_judge_waiver(
     claims layer and the release checks still do. A request scored benign but near the screen's
     threshold keeps the judge: harmful requests worded as innocent questions score there
     (docs/results/careguard_runs_v22/NOTES.md). Without a request-safety score there is no waiver.
+
+    The HRA judge is waived on the same terms only when the caller says so (``hra_too``), which
+    the gate does only when the trim reads the draft's opening against the generator's own
+    samples: that reading, not the judge, then stands between a wrong answer and the reader.
     """
     if asks_permission or any(c.risky for c in triage.categories):
         return None
@@ -128,10 +135,14 @@ def sra_judge_waiver(
         return None
     if request_safety.score >= below:
         return None
+    judges = (
+        "the SRA and HRA judges' scores alone do not"
+        if hra_too
+        else ("the SRA judge's score alone does not")
+    )
     return (
         f"general question scored benign by request safety ({request_safety.score:.3f} < "
-        f"{below:.3f}, threshold {request_safety.threshold:.3f}): the SRA judge's score alone "
-        "does not block"
+        f"{below:.3f}, threshold {request_safety.threshold:.3f}): {judges} block"
     )
 
 

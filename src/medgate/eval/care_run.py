@@ -62,6 +62,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "with_trimming": {"trim": TrimConfig(enabled=True, opening_samples=0)},
     # The trim with the opening check, as the default has it since; the name of its first runs.
     "with_opening_check": {"trim": TrimConfig(enabled=True, opening_samples=3)},
+    # The HRA judge's own score waived where the SRA judge's is and the opening check reads
+    # the draft (docs/results/careguard_runs_v30/NOTES.md).
+    "with_hra_waiver": {"waive_hra_judge": True},
     # The opening check with its samples drawn only for a draft the judges passed.
     "lazy_opening_check": {
         "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
