@@ -646,10 +646,11 @@ class CareGuardConfig(Section):
         "(docs/careguard.md, 'The SRA judge's waiver').",
     )
     waive_hra_judge: bool = Field(
-        default=False,
+        default=True,
         description="Under the SRA judge's waiver, and only where the trim reads the draft's "
         "opening against the generator's own samples, the HRA judge's own score does not "
-        "block either; its failure still does (docs/careguard.md, 'The SRA judge's waiver').",
+        "block either; its failure still does. False: the HRA judge counts everywhere "
+        "(docs/careguard.md, 'The HRA judge's waiver').",
     )
     review_from: float | None = Field(
         default=0.15,

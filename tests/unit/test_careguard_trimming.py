@@ -164,7 +164,7 @@ def trimming_gate(
     max_refinements: int = 0,
     opening: float | None = None,
     draw: OpeningDraw = "with_draft",
-    waive_hra_judge: bool = False,
+    waive_hra_judge: bool = True,
 ) -> CareGuardGate:
     return CareGuardGate(
         Controller(rig.controller_model),
@@ -215,6 +215,7 @@ def test_the_hra_judge_is_waived_only_where_the_opening_check_reads_the_draft(
         gate = trimming_gate(rig, opening=opening, waive_hra_judge=waive)
         return gate.check(question).status
 
+    assert CareGuardConfig().waive_hra_judge  # on by default
     # The switch alone changes nothing without the opening check, and nothing when off.
     assert check(verdict_json(4), opening=0.5, waive=False) is Status.BLOCKED
     assert check(verdict_json(4), opening=None, waive=True) is Status.BLOCKED

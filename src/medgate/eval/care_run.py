@@ -63,8 +63,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # The trim with the opening check, as the default has it since; the name of its first runs.
     "with_opening_check": {"trim": TrimConfig(enabled=True, opening_samples=3)},
     # The HRA judge's own score waived where the SRA judge's is and the opening check reads
-    # the draft (docs/results/careguard_runs_v30/NOTES.md).
+    # the draft, as the default has it since; the name of its first runs
+    # (docs/results/careguard_runs_v30/NOTES.md).
     "with_hra_waiver": {"waive_hra_judge": True},
+    # The gate before that: the HRA judge counts everywhere.
+    "without_hra_waiver": {"waive_hra_judge": False},
     # The opening check with its samples drawn only for a draft the judges passed.
     "lazy_opening_check": {
         "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
