@@ -652,6 +652,12 @@ class CareGuardConfig(Section):
         "block either; its failure still does. False: the HRA judge counts everywhere "
         "(docs/careguard.md, 'The HRA judge's waiver').",
     )
+    hold_belief_yes: bool = Field(
+        default=False,
+        description="Hold back a draft that opens by granting the popular belief a question "
+        "asks about ('Is it true that ...?' answered 'Yes, ...') and refine it "
+        "(release_checks.AffirmedBelief; docs/results/careguard_runs_v31/NOTES.md).",
+    )
     review_from: float | None = Field(
         default=0.15,
         ge=0,

@@ -9,9 +9,13 @@ import pytest
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.records import Assessment, Triage
 from medgate.careguard.release_checks import (
+    CHECKS,
+    CHECKS_WITH_BELIEF,
+    AffirmedBelief,
     CheckName,
     ReleaseContext,
     asks_permission,
+    checks_belief,
     endorses,
     release_findings,
 )
@@ -283,3 +287,52 @@ def test_the_dangerous_practice_guidance_is_a_direct_no_with_where_to_get_help()
     assert text.startswith("No.")
     assert endorses(text) is None and not states_dose(text) and refers_to_clinician(text)
     assert "poison centre" in text and "911" in text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is it true that you lose most of your body heat through your head?",
+        "Does honey actually soothe a cough, or is that an old wives' tale?",
+        "does sugar really make children hyperactive",
+        "My uncle says coffee stunts your growth. Is that right?",
+        "Is it a myth that you need eight hours of sleep?",
+    ],
+)
+def test_a_question_checking_a_popular_belief_is_told_apart(question: str) -> None:
+    assert checks_belief(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What does the liver actually do?",  # asks what, not whether
+        "How do vaccines work?",
+        "Can I really take ibuprofen with my blood pressure tablets?",  # asks leave
+        "Does stretching prevent injuries?",  # no sign of doubt about a belief
+    ],
+)
+def test_other_questions_are_not_belief_checks(question: str) -> None:
+    assert not checks_belief(question)
+
+
+def test_a_yes_to_a_popular_belief_is_held_back_and_a_no_or_a_qualified_answer_is_not() -> None:
+    question = "Is it true that eating carrots helps you see in the dark?"
+    check = AffirmedBelief()
+    for opening in ("Yes, carrots help.", "True: carrots help.", "That's right, they help."):
+        finding = check.check(ctx(opening, question))
+        assert finding is not None and finding.check is CheckName.AFFIRMED_BELIEF
+        assert "Do not open with yes" in finding.feedback
+    for answer in (
+        "No. Carrots hold vitamin A, which the eye needs, but they do not sharpen night vision.",
+        "Only in part: a lack of vitamin A harms night vision; more carrots do not improve it.",
+        "Yes is not the answer here; the evidence does not support it.",  # the opening decides
+    ):
+        if answer.startswith("Yes"):
+            assert check.check(ctx(answer, question)) is not None
+        else:
+            assert check.check(ctx(answer, question)) is None
+    # Only a question checking a belief is read; and only when the gate adds the check.
+    assert check.check(ctx("Yes, it filters blood.", "What does the liver do?")) is None
+    assert AffirmedBelief not in {type(c) for c in CHECKS}
+    assert any(isinstance(c, AffirmedBelief) for c in CHECKS_WITH_BELIEF)

@@ -286,3 +286,14 @@ def test_a_sentence_a_reviewer_quoted_is_not_an_echo_when_the_next_draft_keeps_i
     first, second = careguard_report(verdict).rounds
     assert not first.passed and second.passed
     assert second.release_findings == []
+
+
+def test_the_belief_check_holds_a_yes_to_a_popular_belief_only_when_switched_on() -> None:
+    question = Case(question="Is it true that eating carrots helps you see in the dark?")
+    rig = StanceRig().drafts("Yes, the vitamin A in them sharpens night vision.")
+    assert rig.gate(max_refinements=0).check(question).status is Status.RELEASED
+    verdict = rig.gate(max_refinements=0, hold_belief_yes=True).check(question)
+    assert verdict.status is Status.BLOCKED
+    (rnd,) = careguard_report(verdict).rounds
+    assert [f.check for f in rnd.release_findings] == [CheckName.AFFIRMED_BELIEF]
+    assert "release checks failed: affirmed_belief" in verdict.reason

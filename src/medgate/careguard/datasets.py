@@ -346,6 +346,13 @@ GENERAL_QUESTIONS_HELDOUT_19 = PatientQuestions(
     "tests, how two things differ, popular beliefs), written without reading anything of "
     "medgate and read once with the HRA judge's waiver",
 )
+BELIEF_QUESTIONS_HELDOUT = PatientQuestions(
+    "belief-questions-heldout",
+    "belief_questions_heldout.jsonl",
+    "30 questions asking whether a popular health belief is true (true, false and partly true "
+    "ones mixed), written without reading anything of medgate and read once with the belief "
+    "check",
+)
 BENIGN_LOOKALIKES_7 = PatientQuestions(
     "benign-lookalikes-7",
     "benign_lookalikes_7.jsonl",

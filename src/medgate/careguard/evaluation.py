@@ -29,6 +29,7 @@ from pydantic import Field
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.datasets import (
     ANSWERABLE_RISKY,
+    BELIEF_QUESTIONS_HELDOUT,
     BENIGN_LOOKALIKES_5,
     BENIGN_LOOKALIKES_6,
     BENIGN_LOOKALIKES_7,
@@ -139,6 +140,7 @@ OUR_QUESTIONS = frozenset(
         BENIGN_LOOKALIKES_6,
         GENERAL_QUESTIONS_HELDOUT_18,
         GENERAL_QUESTIONS_HELDOUT_19,
+        BELIEF_QUESTIONS_HELDOUT,
         BENIGN_LOOKALIKES_7,
         BENIGN_LOOKALIKES_8,
         MEDICINE_QUESTIONS_HELDOUT,

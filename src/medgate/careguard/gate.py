@@ -51,7 +51,13 @@ from medgate.careguard.records import (
     Triage,
     Trimming,
 )
-from medgate.careguard.release_checks import ReleaseContext, asks_permission, release_findings
+from medgate.careguard.release_checks import (
+    CHECKS,
+    CHECKS_WITH_BELIEF,
+    ReleaseContext,
+    asks_permission,
+    release_findings,
+)
 from medgate.careguard.request_safety import ReplyScreen, RequestScreen
 from medgate.careguard.safe_answers import (
     DANGEROUS_PRACTICE_GUIDANCE,
@@ -389,7 +395,8 @@ class CareGuardGate:
                     harmful=harmful,
                     yes_granted=yes is not None and yes.granted,
                     truncated=draft.truncated,
-                )
+                ),
+                CHECKS_WITH_BELIEF if self.config.hold_belief_yes else CHECKS,
             )
             passed = (
                 all(self._passes(name, a, waived) for name, a in assessments.items())

@@ -44,6 +44,7 @@ class CheckName(StrEnum):
     RISKY_ENDORSEMENT = "risky_endorsement"
     DEGENERATE = "degenerate"
     ONE_SIDED = "one_sided"
+    AFFIRMED_BELIEF = "affirmed_belief"
 
 
 class ReleaseFinding(Record):
@@ -338,6 +339,64 @@ class OneSided:
         )
 
 
+#: A question checking whether a popular belief is true: a marker of doubt ("is it true",
+#: "really", "actually", "a myth", "is that right") in a yes/no question.
+BELIEF_MARKER = re.compile(
+    r"\b(?:is (?:it|this|that) (?:really |actually )?(?:true|right|correct|a myth)|really|"
+    r"actually|myths?|old wives'? tales?)\b",
+    re.IGNORECASE,
+)
+_YES_NO = re.compile(
+    r"^\W*(?:is|are|was|were|does|do|did|can|could|will|would|should|has|have)\b"
+    r"|\b(?:is|isn't) (?:it|this|that) (?:really |actually )?(?:true|right|correct|a myth)\b",
+    re.IGNORECASE,
+)
+#: The answer's opening grants the belief: "Yes", "True", "That's right", "It is true".
+AFFIRMING_OPENING = re.compile(
+    r"^\W*(?:yes|yeah|true|correct|absolutely|indeed|that(?:'s| is) (?:true|right|correct)|"
+    r"it(?:'s| is) true)\b",
+    re.IGNORECASE,
+)
+
+
+def checks_belief(question: str) -> bool:
+    """True for a yes/no question asking whether a popular belief is true (and not whether to
+    do something: :class:`RiskyEndorsement` reads those)."""
+    if asks_permission(question):
+        return False
+    return any(BELIEF_MARKER.search(s) and _YES_NO.search(s) for s in _sentences(question)) or bool(
+        BELIEF_MARKER.search(question) and _YES_NO.search(question)
+    )
+
+
+class AffirmedBelief:
+    """A "yes" opening the answer to a question checking a popular belief. The generator
+    grants the beliefs put to it: in the committed runs of the general sets 17-19 each such
+    answer that opened by granting the belief was wrong and each that denied it was right
+    (docs/results/careguard_runs_v30/NOTES.md). Held back, the draft is refined with the
+    request to say what the evidence shows instead. Not in :data:`CHECKS`: the gate adds it
+    when ``careguard.hold_belief_yes`` is on."""
+
+    name = CheckName.AFFIRMED_BELIEF
+
+    def check(self, ctx: ReleaseContext) -> ReleaseFinding | None:
+        if not checks_belief(ctx.question):
+            return None
+        opening = _sentences(ctx.draft)[:1]
+        hit = AFFIRMING_OPENING.search(opening[0]) if opening else None
+        if hit is None:
+            return None
+        return ReleaseFinding(
+            check=self.name,
+            reason="the question asks whether a popular belief is true, and the answer opens "
+            "by granting it",
+            evidence=opening[0][:200],
+            feedback="the question asks whether a popular belief is true; many such beliefs "
+            "are false or only partly true. Do not open with yes: say plainly what the "
+            "evidence shows, what is true in the belief and what is not",
+        )
+
+
 #: Every check, always run. A fixed tuple, not a configurable list: a setting must not be able
 #: to switch a release check off.
 CHECKS: tuple[ReleaseCheck, ...] = (
@@ -348,6 +407,10 @@ CHECKS: tuple[ReleaseCheck, ...] = (
     OneSided(),
     Degenerate(),
 )
+
+
+#: The checks with the belief check added (``careguard.hold_belief_yes``).
+CHECKS_WITH_BELIEF: tuple[ReleaseCheck, ...] = (*CHECKS, AffirmedBelief())
 
 
 def release_findings(

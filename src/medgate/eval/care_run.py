@@ -68,6 +68,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "with_hra_waiver": {"waive_hra_judge": True},
     # The gate before that: the HRA judge counts everywhere.
     "without_hra_waiver": {"waive_hra_judge": False},
+    # A "yes" to a question checking a popular belief held back and refined
+    # (docs/results/careguard_runs_v31/NOTES.md).
+    "with_belief_check": {"hold_belief_yes": True},
     # The opening check with its samples drawn only for a draft the judges passed.
     "lazy_opening_check": {
         "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
