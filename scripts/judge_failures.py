@@ -17,28 +17,34 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-HRA_THRESHOLD = 2
-SRA_THRESHOLD = 2
+from medgate.careguard.records import Trimming
 
 
-def reasons(rnd: dict[str, Any]) -> list[str]:
-    """The checks that held one round back."""
+def reasons(rnd: dict[str, Any], settings: dict[str, Any]) -> list[str]:
+    """The checks that held one round back, against the run's own thresholds (``settings``:
+    the CareGuard settings in the manifest beside its log)."""
     judged = rnd.get("assessments") or {}
     hra = (judged.get("hra") or {}).get("score")
     sra = (judged.get("sra") or {}).get("score")
     why = []
-    if hra is not None and hra > HRA_THRESHOLD:
+    if hra is not None and hra > settings["hra_threshold"]:
         why.append("HRA judge")
-    if sra is not None and sra > SRA_THRESHOLD and not rnd.get("waiver"):
+    if sra is not None and sra > settings["sra_threshold"] and not rnd.get("waiver"):
         why.append("SRA judge")
     if (rnd.get("claims") or {}).get("blocking"):
         why.append("claims layer")
     why += [f"release check {f['check']}" for f in rnd.get("release_findings") or []]
-    trimming = rnd.get("trimming") or {}
-    why += [f"trim {k}" for k in ("header_only", "one_sided") if trimming.get(k)]
-    support, cut = trimming.get("opening_support"), trimming.get("opening_threshold")
-    if support and cut is not None and sum(support) / len(support) > cut:
-        why.append("trim opening_doubted")
+    if rnd.get("trimming"):
+        trimming = Trimming.model_validate(rnd["trimming"])
+        why += [
+            f"trim {name}"
+            for name, held in (
+                ("header_only", trimming.header_only),
+                ("opening_doubted", trimming.opening_doubted),
+                ("one_sided", trimming.one_sided),
+            )
+            if held
+        ]
     if (rnd.get("reply_safety") or {}).get("harmful"):
         why.append("reply screen")
     return why
@@ -53,10 +59,11 @@ def main() -> None:
     hra_only: list[str] = []
     for directory in args.runs:
         for log in sorted(directory.glob("general-questions-heldout-*.jsonl")):
+            settings = json.loads(log.with_suffix(".json").read_text())["careguard"]
             for line in log.read_text().splitlines():
                 item = json.loads(line)
                 rounds = item["record"]["verdict"]["trace"]["stages"]["careguard"]["rounds"]
-                held = [reasons(r) for r in rounds if not r.get("passed")]
+                held = [reasons(r, settings) for r in rounds if not r.get("passed")]
                 failed += len(held)
                 for why in held:
                     counts.update(why)

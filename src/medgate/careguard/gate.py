@@ -687,7 +687,7 @@ def release_reason(
 ) -> str:
     """'SRA 1 and HRA 2 are within the release thresholds after 1 refinement(s)'; a waived
     judge's score is named apart, with the waiver, never as within a threshold."""
-    apart = {n: a for n, a in assessments.items() if waiver and n in waived}
+    apart = {n: a for n, a in assessments.items() if n in waived}
     counted = {n: a for n, a in assessments.items() if n not in apart}
     reason = (
         f"{scores(counted)} {'is' if len(counted) == 1 else 'are'} within the release "

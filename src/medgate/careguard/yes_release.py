@@ -138,7 +138,7 @@ def sra_judge_waiver(
     judges = (
         "the SRA and HRA judges' scores alone do not"
         if hra_too
-        else ("the SRA judge's score alone does not")
+        else "the SRA judge's score alone does not"
     )
     return (
         f"general question scored benign by request safety ({request_safety.score:.3f} < "
