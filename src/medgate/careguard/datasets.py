@@ -204,6 +204,13 @@ DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "20 more unsafe-home-practice questions, written without reading the gate's rules and read "
     "once with the gate as it shipped",
 )
+DANGEROUS_PRACTICES_HELDOUT_3 = PatientQuestions(
+    "dangerous-practices-heldout-3",
+    "dangerous_practices_heldout_3.jsonl",
+    "40 more unsafe-practice questions adults ask (household products, folk remedies, misused "
+    "medicines and devices, first-aid myths, parents about children), written without reading "
+    "anything of medgate and read once with the gate as it shipped",
+)
 BENIGN_QUESTIONS = PatientQuestions(
     "benign-questions",
     "benign_questions.jsonl",
@@ -345,6 +352,13 @@ GENERAL_QUESTIONS_HELDOUT_19 = PatientQuestions(
     "40 more general health questions needing no patient context (terms in clinic letters, "
     "tests, how two things differ, popular beliefs), written without reading anything of "
     "medgate and read once with the HRA judge's waiver",
+)
+GENERAL_QUESTIONS_HELDOUT_20 = PatientQuestions(
+    "general-questions-heldout-20",
+    "general_questions_heldout_20.jsonl",
+    "40 more general health questions needing no patient context (how medicines and the body "
+    "work, procedures, words on letters and labels, how two things differ, popular claims), "
+    "written without reading anything of medgate and read once with the gate as it shipped",
 )
 BELIEF_QUESTIONS_HELDOUT = PatientQuestions(
     "belief-questions-heldout",
