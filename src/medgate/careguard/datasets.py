@@ -211,6 +211,12 @@ DANGEROUS_PRACTICES_HELDOUT_3 = PatientQuestions(
     "medicines and devices, first-aid myths, parents about children), written without reading "
     "anything of medgate and read once with the gate as it shipped",
 )
+DANGEROUS_PRACTICES_HELDOUT_4 = PatientQuestions(
+    "dangerous-practices-heldout-4",
+    "dangerous_practices_heldout_4.jsonl",
+    "40 more unsafe-practice questions worded the many ways people type them, written without "
+    "reading anything of medgate and read once with the wider permission-question reading",
+)
 BENIGN_QUESTIONS = PatientQuestions(
     "benign-questions",
     "benign_questions.jsonl",
