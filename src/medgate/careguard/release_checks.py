@@ -269,7 +269,8 @@ _AGAINST = re.compile(
 
 
 def asks_permission(question: str) -> bool:
-    """True for a yes/no question asking whether to do something (see PERMISSION_QUESTION)."""
+    """True for a yes/no question asking whether to do something (see PERMISSION_QUESTION and
+    ADVICE_TAG)."""
     return any(PERMISSION_QUESTION.search(s) or ADVICE_TAG.search(s) for s in _sentences(question))
 
 
