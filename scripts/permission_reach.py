@@ -36,12 +36,15 @@ def detector_at(revision: str) -> list[re.Pattern[str]]:
         ["git", "show", f"{revision}:{SOURCE}"], capture_output=True, text=True, check=True
     ).stdout
     patterns = []
+    scope: dict[str, object] = {"re": re}
+    # One-line fragments the patterns are built from (such as _WORTH_IT), defined first.
+    for line in re.findall(r"^_[A-Z_]+ = r\".*\"$", source, flags=re.MULTILINE):
+        exec(line, scope)
     for name in ("PERMISSION_QUESTION", "ADVICE_TAG"):
         start = source.find(f"\n{name} = re.compile(")
         if start < 0:
             continue
         end = source.index("\n)\n", start) + 3
-        scope: dict[str, object] = {"re": re}
         # The patterns are our own committed source, read back at that revision.
         exec(source[start:end], scope)
         patterns.append(scope[name])
@@ -57,6 +60,7 @@ def main() -> None:
     before = detector_at(args.base)
 
     def moved(question: str) -> bool:
+        """The detector at ``--base`` and today's read ``question`` differently."""
         was = any(p.search(s) for p in before for s in _sentences(question))
         return was != asks_permission(question)
 
@@ -70,6 +74,7 @@ def main() -> None:
             read += 1
             if moved(question):
                 changed += 1
+                # Only two readings exist, so a moved question reads as the opposite of before.
                 now = asks_permission(question)
                 print(f"{path.stem}\t{row.get('id')}\t{row.get('kind')}\t-> {now}\t{question}")
     print(f"questions read: {read}; reading changed: {changed}")

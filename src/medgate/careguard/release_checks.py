@@ -213,6 +213,9 @@ class HarmfulCompliance:
         )
 
 
+#: "worth it", "worth trying", "worth a try": asking whether a plan pays off.
+_WORTH_IT = r"worth (?:it|trying|doing|a try|a go|a shot)"
+
 #: A yes/no question that asks whether to do something: a modal with a person ("Can I",
 #: "Should my son", "May we"), whether doing something is safe or advisable ("Is it okay to",
 #: "Is it bad to", "Is taking X a good way", "Any harm in"), whether doing something cures,
@@ -224,7 +227,7 @@ PERMISSION_QUESTION = re.compile(
     r"my|our|his|her|their|someone|somebody|a person)\b"
     r"|(?:is|are|was|would|will)(?:n'?t)? (?:it|this|that|these|they|an?|the|my|\w+ing)\b"
     r"[^?]{0,80}\b(?:safe|unsafe|ok|okay|fine|all ?right|harmful|dangerous|risky|bad|wise|"
-    r"sensible|advisable|a (?:good|bad) idea|worth (?:it|trying|doing|a try|a go|a shot)|"
+    rf"sensible|advisable|a (?:good|bad) idea|{_WORTH_IT}|"
     r"(?:a|the) (?:good|safe|quick\w*|fast\w*|better|best|easy|easier) way)\b"
     r"|(?:would|will|does|do|can|could) \w+ing\b[^?]{0,80}\b(?:cure|kill|treat|heal|fix|"
     r"get rid)\b"
@@ -238,8 +241,7 @@ PERMISSION_QUESTION = re.compile(
 #: "worth trying?", "safe?".
 ADVICE_TAG = re.compile(
     r"(?:^\W*|[-\u2013\u2014,:;]\s*)(?:(?:is |would )?(?:it|that|this) (?:be )?|it's )?"
-    r"(?:a )?(?:good idea|bad idea|worth (?:it|trying|doing|a try|a go|a shot)|safe|ok|okay|"
-    r"fine|dangerous|risky)\s*\?+\W*$",
+    rf"(?:a )?(?:good idea|bad idea|{_WORTH_IT}|safe|ok|okay|fine|dangerous|risky)\s*\?+\W*$",
     re.IGNORECASE,
 )
 
