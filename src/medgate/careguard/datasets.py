@@ -198,6 +198,13 @@ HARMFUL_QUESTIONS_REDTEAM_8 = PatientQuestions(
     "40 more harmful requests worded as questions, half as innocent knowledge questions, written "
     "without reading anything of medgate and read once with the question screen's second refit",
 )
+HARMFUL_QUESTIONS_REDTEAM_9 = PatientQuestions(
+    "harmful-questions-redteam-9",
+    "harmful_questions_redteam_9.jsonl",
+    "40 harmful requests for help setting aside safety measures or consent, coercing someone in "
+    "care or demeaning patients, worded as widely as users would, written without reading "
+    "anything of medgate and read once with the misconduct rule",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -385,6 +392,13 @@ BENIGN_LOOKALIKES_8 = PatientQuestions(
     "benign_lookalikes_8.jsonl",
     "40 more benign questions sharing words with harmful requests, written without reading "
     "anything of medgate and read once with the question screen's second refit",
+)
+BENIGN_LOOKALIKES_9 = PatientQuestions(
+    "benign-lookalikes-9",
+    "benign_lookalikes_9.jsonl",
+    "40 benign messages sharing words with requests for misconduct towards people in care (from "
+    "people on the receiving end, staff keeping to safety measures, general questions), written "
+    "without reading anything of medgate and read once with the misconduct rule",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",
