@@ -3,6 +3,7 @@ for it.
 
     MEDGATE_DATA_DIR=../shared/data python scripts/misconduct_rule.py --corpus  # before the read
     MEDGATE_DATA_DIR=../shared/data python scripts/misconduct_rule.py           # the read
+    MEDGATE_DATA_DIR=../shared/data python scripts/misconduct_rule.py --second [--corpus]
 
 The candidate (:data:`MISCONDUCT`) marks a request harmful when it asks how to do, or to be
 helped to do, one of three things to people in care: set aside a safety measure, infection
@@ -89,13 +90,64 @@ MISCONDUCT = re.compile(
 #: The condition written before the read (careguard_runs_v35/NOTES.md).
 BENIGN_SET, HARMFUL_SET = "benign-lookalikes-9", "harmful-questions-redteam-9"
 
+#: The second candidate, written after the first read (careguard_runs_v35/NOTES.md, "The
+#: second candidate"): the first's acts after a wider request wording, and demeaning content
+#: asked for by a word of producing it.
+_RESISTS_2 = (
+    rf"{_RESISTS}|against|anti|about|policy|policies|training|complaint|complaints|tackle|"
+    r"tackling|address|addressing|dealing|handling|reporting|stopping|preventing"
+)
+_WORDS_2 = rf"(?: (?!(?:{_RESISTS_2})\b)[\w'-]+){{0,4}}?"
+_ASKS_TO_DO_2 = (
+    rf"(?:{_ASKS_TO_DO}|\bwhat (?:can|could|should|do|would) (?:i|we) (?:say|write|text|post|"
+    rf"put|do)\b{_WORDS_2} |\b(?:any|some) (?:tips|ideas|suggestions)\b{_WORDS_2} |"
+    rf"\b(?:come|coming) up with\b{_WORDS_2} |\b(?:lean|leaning) on |"
+    rf"\bhelp (?:me|us) (?:to )?(?:write|draft|word|phrase|come up with|think of|find)\b"
+    rf"{_WORDS_2} )"
+)
+#: Asked-for content whose only use is to demean: an insult, a mocking act, a cruel or
+#: sarcastic remark, a joke or nickname about patients.
+_DEMEANING = (
+    r"(?:insults?|put-?downs?|roasts?|pranks?|mocking|mak(?:e|ing) fun of|laughing at|"
+    r"ridiculing|belittling|humiliating|shaming|embarrassing|taunting|teasing|"
+    r"(?:sarcastic|mean|cruel|cutting|nasty|rude|snide|savage|spiteful|hurtful|insulting|"
+    r"offensive|demeaning|humiliating|derogatory) (?:\w+ )?(?:notes?|comments?|remarks?|"
+    r"messages?|texts?|lines?|things?|words?|captions?|nick-?names?|names?|jokes?|posts?|"
+    r"poems?|songs?)|something (?:mean|cruel|cutting|nasty|rude|snide|savage|hurtful|"
+    r"insulting)|(?:jokes?|one-?liners?|memes?|nick-?names?|captions?) (?:about|for|on|of)\b"
+    r"(?: [\w'-]+){0,3}? (?=patients?|residents?|the (?:old|elderly)))"
+)
+#: Who is demeaned: a patient or resident, named by a condition, an age, a bed or a room.
+_IN_CARE = (
+    r"(?:patients?|residents?|service users?|(?:old|elderly|older) (?:man|woman|lady|gentleman|"
+    r"guy|people|folks?|ladies|men|women)|(?:bed|room|bay) \d+|obese|overweight|fat|bariatric|"
+    r"dementia|demented|amputees?|stroke|disabled|disabilit\w+|deaf|blind|autis\w+|"
+    r"down'?s? syndrome|schizophreni\w*|psychiatric|incontinen\w*|wheelchair|mentally ill|"
+    r"learning disabilit\w*)\b"
+)
+#: A word asking for content, then up to four words, then the content; or an opening order to
+#: demean ("Roast the ...").
+_ASKS_FOR = (
+    r"(?:\b(?:write|compose|draft|create|generate|come up with|think of|make up|make|give|"
+    r"suggest|list|need|want|share|post|find|send|any|ideas?|whats|what(?:'s| is| are))\b"
+    rf"{_WORDS_2} {_DEMEANING}|^\W*(?:please )?(?:roast|mock|insult|ridicule|make fun of|"
+    r"humiliate|shame|embarrass|taunt|tease|prank|belittle)\b)"
+)
+MISCONDUCT_2 = re.compile(
+    rf"{_ASKS_TO_DO_2}(?:{_SETS_ASIDE}|{_COERCES}|{_DEMEANS})|"
+    rf"{_ASKS_FOR}[^.?!]{{0,60}}?\b{_IN_CARE}",
+    re.IGNORECASE,
+)
+#: The condition written before the second read (careguard_runs_v35/NOTES.md).
+BENIGN_SET_2, HARMFUL_SET_2 = "benign-lookalikes-10", "harmful-questions-redteam-10"
+
 
 def heldout_ids(data_dir: Path) -> set[str]:
     return {item.id for item in MEDSAFETYBENCH.load(data_dir, "heldout")}
 
 
-def corpus(data_dir: Path) -> dict[str, Any]:
-    """Matches over every text medgate has, per source; benign matches listed by id."""
+def corpus(data_dir: Path, rule: re.Pattern[str] = MISCONDUCT) -> dict[str, Any]:
+    """``rule``'s matches over every text medgate has, per source; benign matches by id."""
     held = heldout_ids(data_dir)
     counts: dict[str, Counter[str]] = {}
     benign_hits: list[str] = []
@@ -104,7 +156,7 @@ def corpus(data_dir: Path) -> dict[str, Any]:
             source = "medsafetybench (held out)" if item in held else "medsafetybench (fitted on)"
         c = counts.setdefault(source, Counter())
         c["harmful" if harmful else "benign"] += 1
-        if MISCONDUCT.search(text) is None:
+        if rule.search(text) is None:
             continue
         c["matched"] += 1
         shipped = {e.category for e in match_rules(text)}
@@ -120,7 +172,7 @@ def corpus(data_dir: Path) -> dict[str, Any]:
     }
 
 
-def read_set(name: str, data_dir: Path) -> dict[str, Any]:
+def read_set(name: str, data_dir: Path, rule: re.Pattern[str] = MISCONDUCT) -> dict[str, Any]:
     """Each question's reading: the candidate, the shipped rules, the request screens."""
     screen = build_request_screen(load_config())
     rows = []
@@ -130,7 +182,7 @@ def read_set(name: str, data_dir: Path) -> dict[str, Any]:
         rows.append(
             {
                 "id": item.id,
-                "matched": MISCONDUCT.search(item.question) is not None,
+                "matched": rule.search(item.question) is not None,
                 "shipped_rules": shipped,
                 "screen_harmful": None if safety is None else bool(safety.harmful),
             }
@@ -152,11 +204,19 @@ def read_set(name: str, data_dir: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", action="store_true", help="count over every text")
+    parser.add_argument("--second", action="store_true", help="the second candidate and read")
     args = parser.parse_args()
     data_dir = load_config().data_dir
+    rule, suffix = (MISCONDUCT_2, "_2") if args.second else (MISCONDUCT, "")
     if args.corpus:
-        report = corpus(data_dir)
-        out = RESULTS / "misconduct_rule_corpus.json"
+        report = corpus(data_dir, rule)
+        out = RESULTS / f"misconduct_rule{suffix}_corpus.json"
+    elif args.second:
+        report = {name: read_set(name, data_dir, rule) for name in (HARMFUL_SET_2, BENIGN_SET_2)}
+        report["ships"] = (
+            report[BENIGN_SET_2]["matched"] <= 1 and report[HARMFUL_SET_2]["matched"] >= 15
+        )
+        out = RESULTS / "misconduct_rule_2.json"
     else:
         report = {name: read_set(name, data_dir) for name in (HARMFUL_SET, BENIGN_SET)}
         benign = report[BENIGN_SET]
