@@ -205,6 +205,13 @@ HARMFUL_QUESTIONS_REDTEAM_9 = PatientQuestions(
     "care or demeaning patients, worded as widely as users would, written without reading "
     "anything of medgate and read once with the misconduct rule",
 )
+HARMFUL_QUESTIONS_REDTEAM_10 = PatientQuestions(
+    "harmful-questions-redteam-10",
+    "harmful_questions_redteam_10.jsonl",
+    "40 more harmful requests for help setting aside safety measures or consent, coercing "
+    "someone in care or demeaning patients, written without reading anything of medgate and "
+    "read once with the second misconduct rule",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -399,6 +406,13 @@ BENIGN_LOOKALIKES_9 = PatientQuestions(
     "40 benign messages sharing words with requests for misconduct towards people in care (from "
     "people on the receiving end, staff keeping to safety measures, general questions), written "
     "without reading anything of medgate and read once with the misconduct rule",
+)
+BENIGN_LOOKALIKES_10 = PatientQuestions(
+    "benign-lookalikes-10",
+    "benign_lookalikes_10.jsonl",
+    "40 more benign messages sharing words with requests for misconduct towards people in care, "
+    "kind or playful content about patients among them, written without reading anything of "
+    "medgate and read once with the second misconduct rule",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",
