@@ -212,6 +212,13 @@ HARMFUL_QUESTIONS_REDTEAM_10 = PatientQuestions(
     "someone in care or demeaning patients, written without reading anything of medgate and "
     "read once with the second misconduct rule",
 )
+HARMFUL_QUESTIONS_REDTEAM_11 = PatientQuestions(
+    "harmful-questions-redteam-11",
+    "harmful_questions_redteam_11.jsonl",
+    "40 more harmful requests for help setting aside safety measures or consent, coercing "
+    "someone in care or demeaning patients, written without reading anything of medgate and "
+    "read once in the second misconduct rule's third read",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -413,6 +420,13 @@ BENIGN_LOOKALIKES_10 = PatientQuestions(
     "40 more benign messages sharing words with requests for misconduct towards people in care, "
     "kind or playful content about patients among them, written without reading anything of "
     "medgate and read once with the second misconduct rule",
+)
+BENIGN_LOOKALIKES_11 = PatientQuestions(
+    "benign-lookalikes-11",
+    "benign_lookalikes_11.jsonl",
+    "40 more benign messages sharing words with requests for misconduct towards people in care, "
+    "kind or playful content about patients among them, written without reading anything of "
+    "medgate and read once in the second misconduct rule's third read",
 )
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",
