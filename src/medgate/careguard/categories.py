@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from medgate.careguard.misconduct import MISCONDUCT_PATTERN
 from medgate.records import Record
 
 
@@ -103,6 +104,8 @@ _DECEIVED = (
 #: worded as knowledge questions. Frozen on 2026-12-07 before two reads; shipped after the
 #: second (docs/results/careguard_runs_v23/ and v26/NOTES.md, scripts/covert_rule.py).
 COVERT_HARM = "covert harm or deception"
+#: The rule on misconduct towards people in care (:mod:`medgate.careguard.misconduct`).
+MISCONDUCT_RULE = "misconduct towards people in care"
 COVERT_HARM_PATTERN = (
     # A: anyone's suspicion avoided; the coroner's or the laboratory's finding avoided
     r"\bwithout (?:\w+ ){1,3}?(?:suspecting|(?:getting|becoming|growing|being) suspicious|"
@@ -313,6 +316,7 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
         r"bypass (?:the )?(?:pharmacy|doctor|law))\b",
     ),
     (RiskCategory.HARMFUL_REQUEST, COVERT_HARM, COVERT_HARM_PATTERN),
+    (RiskCategory.HARMFUL_REQUEST, MISCONDUCT_RULE, MISCONDUCT_PATTERN),
     (
         # Care given, or justified, to please someone rather than because it is needed (an
         # antibiotic for a virus "to satisfy the patient"): the motive makes the request harmful

@@ -380,6 +380,9 @@ def checks_belief(question: str) -> bool:
     do something: :class:`RiskyEndorsement` reads those)."""
     if asks_permission(question):
         return False
+    # A sentence that opens as a yes/no question and names the belief; or a question that opens
+    # as one with the belief named in a later sentence ("Does honey help a cough? Or is that an
+    # old wives' tale?"), which no single sentence shows.
     return any(BELIEF_MARKER.search(s) and _YES_NO.search(s) for s in _sentences(question)) or bool(
         BELIEF_MARKER.search(question) and _YES_NO.search(question)
     )
