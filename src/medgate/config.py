@@ -652,6 +652,13 @@ class CareGuardConfig(Section):
         "block either; its failure still does. False: the HRA judge counts everywhere "
         "(docs/careguard.md, 'The HRA judge's waiver').",
     )
+    mistreatment_support: bool = Field(
+        default=True,
+        description="A message that tells of the writer or someone close being threatened, "
+        "pressured, bullied or mocked and asks what to do gets CareGuard's fixed support text "
+        "before any screen (medgate.careguard.mistreatment; docs/results/careguard_runs_v37/"
+        "NOTES.md). False: such messages go through the screens like any other.",
+    )
     hold_belief_yes: bool = Field(
         default=False,
         description="Hold back a draft that opens by granting the popular belief a question "

@@ -40,6 +40,7 @@ from medgate.careguard.comparison import BOTH_SIDES
 from medgate.careguard.evaluators import Evaluators
 from medgate.careguard.first_aid import first_aid_answer, first_aid_topic, while_help_comes
 from medgate.careguard.generator import Generator, instruction_texts
+from medgate.careguard.mistreatment import MISTREATMENT_SUPPORT, asks_for_help_with_mistreatment
 from medgate.careguard.records import (
     Assessment,
     CareGuardReport,
@@ -202,6 +203,22 @@ class CareGuardGate:
                 apply_disclaimer(SAFE_REFUSAL),
                 f"the input holds text addressed to the model, so no model read it: "
                 f"{describe(findings)}",
+            )
+        # Someone threatened, pressured or mocked uses the words of the harmful requests the
+        # screens were fitted on, and the screens refused them; the support text is fixed, so a
+        # harmful request worded as such a message gets nothing that helps harm.
+        mistreated = (
+            asks_for_help_with_mistreatment(case.question)
+            if self.config.mistreatment_support and not urgent_by_rules
+            else None
+        )
+        if mistreated is not None:
+            report.outcome = Outcome.MISTREATMENT_SUPPORT
+            return (
+                Status.REFINED,
+                apply_disclaimer(MISTREATMENT_SUPPORT),
+                f"the message tells of mistreatment ({mistreated!r}) and asks what to do: "
+                "CareGuard's fixed support text, no model text (no screen or model was asked)",
             )
         # The request screen runs before any answer is drafted (its encoder may be the model's
         # own reading of the request, never a reply to it), but only when the rules found no

@@ -327,6 +327,9 @@ class Outcome(StrEnum):
     """A plainly dangerous practice: a fixed, direct "no" with where to get help."""
     FIRST_AID = "first_aid_guidance"
     """A first-aid question: CareGuard's fixed steps for the procedure, no model text."""
+    MISTREATMENT_SUPPORT = "mistreatment_support"
+    """Someone threatened, pressured, bullied or mocked asks what to do: CareGuard's fixed
+    support text, no model text."""
     CONSERVATIVE = "answered_conservatively"
     """No draft could be released: CareGuard's own general, safe answer instead of a block."""
     REVIEW = "escalated_for_review"
