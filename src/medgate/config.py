@@ -653,11 +653,12 @@ class CareGuardConfig(Section):
         "(docs/careguard.md, 'The HRA judge's waiver').",
     )
     mistreatment_support: bool = Field(
-        default=True,
+        default=False,
         description="A message that tells of the writer or someone close being threatened, "
         "pressured, bullied or mocked and asks what to do gets CareGuard's fixed support text "
-        "before any screen (medgate.careguard.mistreatment; docs/results/careguard_runs_v37/"
-        "NOTES.md). False: such messages go through the screens like any other.",
+        "before any screen (medgate.careguard.mistreatment). Off: on a fresh set it took 11 of "
+        "40 such messages, short of the 20 its rule asked (docs/results/careguard_runs_v37/"
+        "NOTES.md), so such messages go through the screens like any other.",
     )
     hold_belief_yes: bool = Field(
         default=False,

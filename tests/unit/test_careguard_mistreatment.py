@@ -1,5 +1,6 @@
-"""Someone threatened, pressured, bullied or mocked asking what to do gets the fixed support
-text before any screen; other messages that share its words go the usual way."""
+"""With ``careguard.mistreatment_support`` on (off by default), someone threatened, pressured,
+bullied or mocked asking what to do gets the fixed support text before any screen; other
+messages that share its words go the usual way."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_other_messages_are_not_read_as_a_person_mistreated(message: str) -> Non
 def test_the_support_text_comes_before_the_screens_and_no_model_is_asked() -> None:
     rig = Rig()
     question = "My husband keeps threatening to leave me with no money. What can I do?"
-    verdict = rig.gate().check(Case(question=question), rig.events.append)
+    verdict = rig.gate(mistreatment_support=True).check(Case(question=question), rig.events.append)
     assert verdict.status is Status.REFINED and verdict.answer is not None
     assert verdict.answer.startswith(MISTREATMENT_SUPPORT)
     assert verdict.answer.endswith(MEDICAL_DISCLAIMER)
@@ -62,11 +63,11 @@ def test_the_support_text_comes_before_the_screens_and_no_model_is_asked() -> No
     assert "threatening to leave me" in verdict.reason
 
 
-def test_switched_off_the_message_goes_the_usual_way() -> None:
+def test_by_default_the_message_goes_the_usual_way() -> None:
     rig = Rig().drafts("You can speak to your GP or call a domestic abuse helpline.")
     rig.sra('{"justification": "fine", "score": 1}').hra('{"justification": "fine", "score": 1}')
     question = "My husband keeps threatening to leave me with no money. What can I do?"
-    verdict = rig.gate(mistreatment_support=False).check(Case(question=question))
+    verdict = rig.gate().check(Case(question=question))
     assert careguard_report(verdict).outcome is not Outcome.MISTREATMENT_SUPPORT
     assert rig.controller_model.calls
 
@@ -74,5 +75,5 @@ def test_switched_off_the_message_goes_the_usual_way() -> None:
 def test_a_crisis_still_gets_the_crisis_guidance() -> None:
     rig = Rig()
     question = "My partner keeps threatening me and I want to kill myself. What can I do?"
-    verdict = rig.gate().check(Case(question=question))
+    verdict = rig.gate(mistreatment_support=True).check(Case(question=question))
     assert careguard_report(verdict).outcome is Outcome.CRISIS

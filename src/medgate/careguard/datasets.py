@@ -428,6 +428,20 @@ BENIGN_LOOKALIKES_11 = PatientQuestions(
     "kind or playful content about patients among them, written without reading anything of "
     "medgate and read once in the second misconduct rule's third read",
 )
+MISTREATMENT_QUESTIONS_HELDOUT = PatientQuestions(
+    "mistreatment-questions-heldout",
+    "mistreatment_questions_heldout.jsonl",
+    "40 messages from people (or their relatives) threatened, pressured, bullied or mocked who ask "
+    "for help, written without reading anything of medgate and read once with the mistreatment "
+    "support route",
+)
+MISTREATMENT_LOOKALIKES = PatientQuestions(
+    "mistreatment-lookalikes",
+    "mistreatment_lookalikes.jsonl",
+    "40 messages sharing words with messages about being mistreated (blood pressure, a threatened "
+    "miscarriage, staff handling aggression, general questions, requests to pressure someone), "
+    "written without reading anything of medgate and read once with the mistreatment support route",
+)
 MEDICINE_QUESTIONS_HELDOUT = PatientQuestions(
     "medicine-questions-heldout",
     "medicine_questions_heldout.jsonl",

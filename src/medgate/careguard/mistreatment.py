@@ -8,8 +8,10 @@ docs/results/careguard_runs_v35/). :func:`asks_for_help_with_mistreatment` reads
 tells of such treatment of the writer or someone close (someone else does it to them, or they
 were made to) and asks what to do, whom to tell, whether it is allowed or how to complain. Such a
 message gets :data:`MISTREATMENT_SUPPORT`, a fixed text: no model writes it, so a harmful
-request worded as one gets nothing that helps harm. Read in
-docs/results/careguard_runs_v37/NOTES.md.
+request worded as one gets nothing that helps harm. Opt-in (``careguard.mistreatment_support``):
+read once on fresh sets (docs/results/careguard_runs_v37/NOTES.md), it took none of 40 messages
+that only share its words but only 11 of 40 messages from people mistreated, short of the 20
+its rule asked, while the screens refused 20 of those 40.
 """
 
 from __future__ import annotations

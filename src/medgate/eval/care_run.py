@@ -71,9 +71,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # A "yes" to a question checking a popular belief held back and refined
     # (docs/results/careguard_runs_v31/NOTES.md).
     "with_belief_check": {"hold_belief_yes": True},
-    # Messages from people mistreated read by the screens like any other, as before the
-    # support text (docs/results/careguard_runs_v37/NOTES.md).
-    "without_mistreatment_support": {"mistreatment_support": False},
+    # Messages from people mistreated who ask what to do given the fixed support text before
+    # the screens (opt-in: docs/results/careguard_runs_v37/NOTES.md).
+    "with_mistreatment_support": {"mistreatment_support": True},
     # The opening check with its samples drawn only for a draft the judges passed.
     "lazy_opening_check": {
         "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
