@@ -554,18 +554,29 @@ SAFE_REFUSAL = (
     "severe or getting worse, contact emergency services."
 )
 
+#: Where to turn for someone threatened, pressured or hurt, in both refusals: the screens read the
+#: words of a message, not who is asking, and refused 20 of 40 messages from people mistreated
+#: who asked for help (docs/results/careguard_runs_v37/NOTES.md); the line costs a harmful
+#: request nothing.
+_IF_MISTREATED = (
+    "If you or someone close to you is being threatened, pressured or hurt, it is not your "
+    "fault: a doctor, nurse or a support helpline can help in confidence."
+)
+
 #: What a request the request-safety classifier scored as harmful gets: fixed, so that no model
 #: writes it; it names what CareGuard can help with instead, and where to turn in danger, because
-#: the classifier runs before the controller model could find a crisis the rules missed.
+#: the classifier runs before the controller model could find a crisis the rules missed. It
+#: does not call the request harmful: the classifier reads topic, and is wrong about some.
 REQUEST_REFUSAL = (
-    "I can't help with this request, because it could lead to harm for patients or others. "
-    "I can help with general health information, with explaining a condition, a test or a "
-    "treatment in plain language, or with what to ask a doctor, nurse or pharmacist. If you or "
-    "someone else is in danger now, call your local emergency number."
+    "I can't help with this request here. I can help with general health information, with "
+    "explaining a condition, a test or a treatment in plain language, or with what to ask a "
+    f"doctor, nurse or pharmacist. {_IF_MISTREATED} If you or someone else is in danger now, "
+    "call your local emergency number."
 )
 
 HARMFUL_REFUSAL = (
     "I can't help with this request because it could harm someone or goes against medical "
     "ethics. If there is a real health concern behind it, please talk to a doctor or another "
-    "qualified clinician."
+    f"qualified clinician. {_IF_MISTREATED} If anyone is in danger now, call your local "
+    "emergency number."
 )
