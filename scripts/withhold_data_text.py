@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from medgate.careguard.evaluation import OUR_QUESTIONS, replace_text, withheld
+from medgate.careguard.evaluation import OUR_QUESTIONS, withhold_text
 from medgate.config import load_config
 from medgate.eval.care_labels import shown_sha256
 from medgate.eval.care_run import care_dataset
@@ -58,7 +58,7 @@ def withhold_run_log(path: Path, questions: dict[str, dict[str, str]]) -> dict[s
     for line in lines:
         row = json.loads(line)
         text = questions.get(row["dataset"], {}).get(row["id"], "")
-        new = replace_text(row, text, withheld(row["dataset"], row["id"])) if text else row
+        new = withhold_text(row, row["dataset"], row["id"], text)
         if new != row:
             changed += 1
             line = _line(new)

@@ -330,18 +330,50 @@ def replace_text(value: Any, old: str, new: str) -> Any:
     return value
 
 
-def withhold_request(result: ItemResult, question: str) -> ItemResult:
-    """``result`` with every copy of the request's text replaced by :func:`withheld`.
+#: A quote of the request this long or longer carries its text; a single word such as a
+#: medicine's name does not, and is left (it also appears in CareGuard's own texts).
+QUOTE_WORDS = 4
 
-    Evaluation data stays in the data directory: the case record holds the case as asked, and
-    a draft may quote the request whole, so for a data set not written for medgate the whole
-    result is searched, not one field. Metrics never read the request's text.
+
+def quoted_words(value: Any, question: str) -> set[str]:
+    """Every ``matched`` value in ``value`` (parsed JSON) of :data:`QUOTE_WORDS` words or more
+    that is words of ``question``: a rule or the controller model quotes the words of the
+    request that show a category."""
+    if isinstance(value, list):
+        return set().union(*(quoted_words(v, question) for v in value)) if value else set()
+    if not isinstance(value, dict):
+        return set()
+    found = set().union(*(quoted_words(v, question) for v in value.values())) if value else set()
+    matched = value.get("matched")
+    if isinstance(matched, str) and len(matched.split()) >= QUOTE_WORDS and matched in question:
+        found.add(matched)
+    return found
+
+
+def withhold_text(data: Any, dataset: str, item_id: str, question: str) -> Any:
+    """``data`` (parsed JSON) with every copy of the request's text replaced by
+    :func:`withheld`, and every quote of its words (a rule's or the controller's evidence,
+    which the reason repeats) by a pointer too, longest first."""
+    if not question:
+        return data
+    data = replace_text(data, question, withheld(dataset, item_id))
+    pointer = f"[{dataset} {item_id}: words of the request withheld]"
+    for words in sorted(quoted_words(data, question), key=len, reverse=True):
+        data = replace_text(data, words, pointer)
+    return data
+
+
+def withhold_request(result: ItemResult, question: str) -> ItemResult:
+    """``result`` with the request's text withheld (:func:`withhold_text`).
+
+    Evaluation data stays in the data directory: the case record holds the case as asked, a
+    draft may quote the request whole, and the triage quotes the words that show a category,
+    so for a data set not written for medgate the whole result is searched, not one field.
+    Metrics never read the request's text.
     """
     if not question:
         return result
-    data = replace_text(
-        result.model_dump(mode="json"), question, withheld(result.dataset, result.id)
-    )
+    data = withhold_text(result.model_dump(mode="json"), result.dataset, result.id, question)
     return ItemResult.model_validate(data)
 
 

@@ -21,6 +21,7 @@ from medgate.careguard.evaluation import (
     metrics,
     withheld,
     withhold_request,
+    withhold_text,
 )
 from medgate.config import MedgateConfig, load_config
 from medgate.errors import ConfigError, InputError
@@ -345,6 +346,21 @@ def test_every_quote_of_a_request_is_withheld_and_the_scores_stay(tmp_path: Path
     same = ("status", "outcome", "rounds", "violations", "correct", "seconds")
     assert {k: getattr(out, k) for k in same} == {k: getattr(quoted, k) for k in same}
     assert withhold_request(quoted, "") == quoted
+
+
+def test_a_rules_quote_of_the_request_is_withheld_but_not_a_single_word() -> None:
+    question = "How do you skip the hand scrub before theatre with insulin nearby?"
+    phrase, word = "How do you skip the hand scrub", "insulin"
+    data = {
+        "reason": f"the rules mark the request harmful (misconduct: {phrase!r})",
+        "evidence": [{"matched": phrase}, {"matched": word}],
+        "shown": "Whether insulin suits someone depends on many things.",
+    }
+    out = withhold_text(data, "medsafetybench", "row-1", question)
+    assert phrase not in json.dumps(out)
+    assert out["evidence"][0]["matched"] == "[medsafetybench row-1: words of the request withheld]"
+    # One word (a medicine's name) carries no request text and appears in CareGuard's own texts.
+    assert out["evidence"][1]["matched"] == word and out["shown"] == data["shown"]
 
 
 def test_committed_run_logs_keep_no_request_text_of_outside_data() -> None:
