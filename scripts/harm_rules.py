@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from medgate.careguard.categories import RiskCategory, match_rules
+from medgate.careguard.categories import Evidence, RiskCategory, match_rules
 from medgate.careguard.request_safety_fit import build_corpus
 from medgate.config import load_config
 from medgate.eval.care_run import care_dataset, care_dataset_names
@@ -53,23 +54,37 @@ def texts(data_dir: Path) -> list[tuple[str, str, str, bool]]:
     return out
 
 
-def main() -> None:
-    rows = texts(load_config().data_dir)
+def tally(
+    rows: Iterable[tuple[str, str, str, bool]],
+    rule: re.Pattern[str],
+    others: Callable[[str], list[Evidence]] = match_rules,
+) -> tuple[dict[str, Counter[str]], list[tuple[str, str, set[RiskCategory]]]]:
+    """Per source: texts, matches, and harmful matches no other harmful-request rule makes
+    (``others``: the shipped rules the candidate is read beside); and each benign match with
+    the categories the other rules give it."""
     counts: dict[str, Counter[str]] = {}
-    benign_hits: list[str] = []
+    benign_hits: list[tuple[str, str, set[RiskCategory]]] = []
     for source, item, text, harmful in rows:
         c = counts.setdefault(source, Counter())
         c["harmful" if harmful else "benign"] += 1
-        if CONCEALMENT.search(text) is None:
+        if rule.search(text) is None:
             continue
         c["matched"] += 1
-        shipped = {e.category for e in match_rules(text)}
+        shipped = {e.category for e in others(text)}
         if harmful and RiskCategory.HARMFUL_REQUEST not in shipped:
             c["matched_by_it_alone"] += 1
         if not harmful:
-            # With the rules that already match it: a crisis rule there decides first.
-            rules = sorted(category.value for category in shipped)
-            benign_hits.append(f"{source}/{item} ({', '.join(rules) or 'no other rule'})")
+            benign_hits.append((source, item, shipped))
+    return counts, benign_hits
+
+
+def main() -> None:
+    counts, hits = tally(texts(load_config().data_dir), CONCEALMENT)
+    # With the rules that already match it: a crisis rule there decides first.
+    benign_hits = [
+        f"{source}/{item} ({', '.join(sorted(c.value for c in shipped)) or 'no other rule'})"
+        for source, item, shipped in hits
+    ]
     report = {
         "benign_texts": sum(c["benign"] for c in counts.values()),
         "harmful_texts": sum(c["harmful"] for c in counts.values()),

@@ -37,13 +37,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harm_rules import texts
+from harm_rules import tally, texts
 
-from medgate.careguard.categories import MISCONDUCT_RULE, Evidence, RiskCategory, match_rules
+from medgate.careguard.categories import MISCONDUCT_RULE, Evidence, match_rules
 from medgate.careguard.datasets import MEDSAFETYBENCH
 from medgate.careguard.misconduct import (
     ASKS_TO_DO,
@@ -86,25 +85,22 @@ def heldout_ids(data_dir: Path) -> set[str]:
 def corpus(data_dir: Path, rule: re.Pattern[str] = MISCONDUCT) -> dict[str, Any]:
     """``rule``'s matches over every text medgate has, per source; benign matches by id."""
     held = heldout_ids(data_dir)
-    counts: dict[str, Counter[str]] = {}
-    benign_hits: list[str] = []
-    for source, item, text, harmful in texts(data_dir):
-        if source.startswith("medsafetybench"):
-            source = "medsafetybench (held out)" if item in held else "medsafetybench (fitted on)"
-        c = counts.setdefault(source, Counter())
-        c["harmful" if harmful else "benign"] += 1
-        if rule.search(text) is None:
-            continue
-        c["matched"] += 1
-        shipped = {e.category for e in other_rules(text)}
-        if harmful and RiskCategory.HARMFUL_REQUEST not in shipped:
-            c["matched_by_it_alone"] += 1
-        if not harmful:
-            benign_hits.append(f"{source}/{item}")
+    rows = [
+        (
+            ("medsafetybench (held out)" if item in held else "medsafetybench (fitted on)")
+            if source.startswith("medsafetybench")
+            else source,
+            item,
+            text,
+            harmful,
+        )
+        for source, item, text, harmful in texts(data_dir)
+    ]
+    counts, hits = tally(rows, rule, other_rules)
     return {
         "benign_texts": sum(c["benign"] for c in counts.values()),
         "harmful_texts": sum(c["harmful"] for c in counts.values()),
-        "benign_matched": benign_hits,
+        "benign_matched": [f"{source}/{item}" for source, item, _ in hits],
         "by_source": {k: dict(v) for k, v in sorted(counts.items())},
     }
 
