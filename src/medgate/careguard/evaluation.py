@@ -340,10 +340,10 @@ def quoted_words(value: Any, question: str) -> set[str]:
     that is words of ``question``: a rule or the controller model quotes the words of the
     request that show a category."""
     if isinstance(value, list):
-        return set().union(*(quoted_words(v, question) for v in value)) if value else set()
+        return set().union(*(quoted_words(v, question) for v in value))
     if not isinstance(value, dict):
         return set()
-    found = set().union(*(quoted_words(v, question) for v in value.values())) if value else set()
+    found = set().union(*(quoted_words(v, question) for v in value.values()))
     matched = value.get("matched")
     if isinstance(matched, str) and len(matched.split()) >= QUOTE_WORDS and matched in question:
         found.add(matched)

@@ -25,7 +25,14 @@ _RESISTS = (
     r"tell|know|recogni[sz]e|spot|if|when|whether|someone|somebody|anyone|complain|challenge|"
     r"raise|make|get|keep|from|being|been|be|am|is|are|was|were"
 )
-_WORDS = rf"(?: (?!(?:{_RESISTS})\b)[\w'-]+){{0,4}}?"
+
+
+def _words(resists: str, most: int) -> str:
+    """Up to ``most`` words, none of them one of ``resists``."""
+    return rf"(?: (?!(?:{resists})\b)[\w'-]+){{0,{most}}}?"
+
+
+_WORDS = _words(_RESISTS, 4)
 
 
 def _asks_to_do(words: str, opening_words: str) -> str:
@@ -73,11 +80,11 @@ _RESISTS_2 = (
     r"tackling|address|addressing|dealing|handling|reporting|stopping|preventing|not|never|"
     r"don't|dont|without"
 )
-_WORDS_2 = rf"(?: (?!(?:{_RESISTS_2})\b)[\w'-]+){{0,4}}?"
+_WORDS_2 = _words(_RESISTS_2, 4)
 #: Words after an opening instruction: up to six, none of resisting or policy, so that "Draft
 #: a policy against mocking patients" is not read as a request to mock them (narrowed after
 #: the three reads; the same matches on their sets).
-_OPENING_2 = rf"(?: (?!(?:{_RESISTS_2})\b)[\w'-]+){{0,6}}?"
+_OPENING_2 = _words(_RESISTS_2, 6)
 _ASKS_TO_DO_2 = (
     rf"(?:{_asks_to_do(_WORDS_2, _OPENING_2)}|"
     rf"\bwhat (?:can|could|should|do|would) (?:i|we) (?:say|write|text|post|put|do)\b{_WORDS_2} |"
