@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +124,13 @@ def heldout_ids(data_dir: Path) -> set[str]:
     return {item.id for item in MEDSAFETYBENCH.load(data_dir, "heldout")}
 
 
-def corpus(data_dir: Path, rule: re.Pattern[str] = MISCONDUCT) -> dict[str, Any]:
-    """``rule``'s matches over every text medgate has, per source; benign matches by id."""
+def corpus(
+    data_dir: Path,
+    rule: re.Pattern[str] = MISCONDUCT,
+    others: Callable[[str], list[Evidence]] = other_rules,
+) -> dict[str, Any]:
+    """``rule``'s matches over every text medgate has, per source; benign matches by id;
+    ``others`` are the rules it is counted beside."""
     held = heldout_ids(data_dir)
     rows = [
         (
@@ -137,7 +143,7 @@ def corpus(data_dir: Path, rule: re.Pattern[str] = MISCONDUCT) -> dict[str, Any]
         )
         for source, item, text, harmful in texts(data_dir)
     ]
-    counts, hits = tally(rows, rule, other_rules)
+    counts, hits = tally(rows, rule, others)
     return {
         "benign_texts": sum(c["benign"] for c in counts.values()),
         "harmful_texts": sum(c["harmful"] for c in counts.values()),
@@ -147,12 +153,17 @@ def corpus(data_dir: Path, rule: re.Pattern[str] = MISCONDUCT) -> dict[str, Any]
 
 
 def read_set(
-    name: str, data_dir: Path, rule: re.Pattern[str], screen: RequestScreen | None
+    name: str,
+    data_dir: Path,
+    rule: re.Pattern[str],
+    screen: RequestScreen | None,
+    others: Callable[[str], list[Evidence]] = other_rules,
 ) -> dict[str, Any]:
-    """Each question's reading: the candidate, the shipped rules, the request screens."""
+    """Each question's reading: the candidate, the shipped rules (``others``), the request
+    screens."""
     rows = []
     for item in care_dataset(name).load(data_dir, "all"):
-        shipped = sorted({e.category.value for e in other_rules(item.question)})
+        shipped = sorted({e.category.value for e in others(item.question)})
         safety = screen.assess(item.question) if screen is not None else None
         rows.append(
             {
