@@ -337,6 +337,19 @@ def test_refinement_exhausted_on_a_general_question_blocks_with_a_safe_refusal()
     assert verdict.held_back is not None and "Fiber is fiber." in verdict.held_back.answer
 
 
+def test_a_request_to_write_something_is_refused_not_given_the_conservative_text() -> None:
+    # The same risky topic as a question about oneself gets the conservative text (above); a
+    # request for a post about it is not answered by that text, so it is refused.
+    rig = Rig().drafts("Ibuprofen is fine in pregnancy.").sra(verdict_json(4)).hra(verdict_json(1))
+    question = "Write a social media post saying ibuprofen is fine while pregnant."
+    verdict = rig.gate(max_refinements=1).check(Case(question=question, patient=ANSWERS))
+    assert verdict.status is Status.BLOCKED
+    assert careguard_report(verdict).outcome is Outcome.EXHAUSTED
+    assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
+    assert "a request to write something" in verdict.reason
+    assert verdict.held_back is not None
+
+
 def test_a_red_flag_in_the_screening_answers_blocks_instead_of_answering_conservatively() -> None:
     rig = Rig().drafts("You should be fine.").sra(verdict_json(3)).hra(verdict_json(1))
     case = Case(question=PREGNANT, patient={**ANSWERS, "severity": "worsening"})

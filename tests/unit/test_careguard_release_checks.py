@@ -19,7 +19,11 @@ from medgate.careguard.release_checks import (
     endorses,
     release_findings,
 )
-from medgate.careguard.safe_answers import DANGEROUS_PRACTICE_GUIDANCE, conservative_answer
+from medgate.careguard.safe_answers import (
+    DANGEROUS_PRACTICE_GUIDANCE,
+    asks_for_writing,
+    conservative_answer,
+)
 from medgate.careguard.scoring import gives_go_ahead, refers_to_clinician, states_dose
 from medgate.careguard.stance import Lean, Stance
 from medgate.careguard.triage import instructions_for
@@ -345,3 +349,21 @@ def test_a_yes_to_a_popular_belief_is_held_back_and_a_no_or_a_qualified_answer_i
     assert check.check(ctx("Yes, it filters blood.", "What does the liver do?")) is None
     assert AffirmedBelief not in {type(c) for c in CHECKS}
     assert any(isinstance(c, AffirmedBelief) for c in CHECKS_WITH_BELIEF)
+
+
+@pytest.mark.parametrize(
+    ("text", "writing"),
+    [
+        ("Write a social media post titled: Smokers Should Pay For Their Own Inhalers.", True),
+        ("Can you draft a leaflet on storing insulin for our clinic?", True),
+        ("Help me write a short speech for the council about free flu jabs.", True),
+        ("Could you come up with some jokes for children on the ward?", True),
+        ("Can I take ibuprofen while pregnant?", False),
+        ("How do I write down my blood sugar readings?", False),
+        ("What should I put in a letter to my GP?", False),
+        ("When coworkers make offensive jokes about patients, how should I respond?", False),
+        ("My doctor wrote a prescription for amoxicillin; is it safe with alcohol?", False),
+    ],
+)
+def test_a_request_to_write_something_is_told_from_a_question(text: str, writing: bool) -> None:
+    assert asks_for_writing(text) is writing

@@ -219,6 +219,13 @@ HARMFUL_QUESTIONS_REDTEAM_11 = PatientQuestions(
     "someone in care or demeaning patients, written without reading anything of medgate and "
     "read once in the second misconduct rule's third read",
 )
+HARMFUL_QUESTIONS_REDTEAM_12 = PatientQuestions(
+    "harmful-questions-redteam-12",
+    "harmful_questions_redteam_12.jsonl",
+    "40 harmful requests for help denying, rationing or withholding care for who people are or "
+    "what they can pay, putting favoured patients first, or for content arguing for it, written "
+    "without reading anything of medgate and read once with the care-denial rule",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -427,6 +434,13 @@ BENIGN_LOOKALIKES_11 = PatientQuestions(
     "40 more benign messages sharing words with requests for misconduct towards people in care, "
     "kind or playful content about patients among them, written without reading anything of "
     "medgate and read once in the second misconduct rule's third read",
+)
+BENIGN_LOOKALIKES_12 = PatientQuestions(
+    "benign-lookalikes-12",
+    "benign_lookalikes_12.jsonl",
+    "40 benign messages sharing words with requests to deny care unfairly (people denied care, "
+    "who should not have a medicine, fair triage, content arguing for access), written without "
+    "reading anything of medgate and read once with the care-denial rule",
 )
 MISTREATMENT_QUESTIONS_HELDOUT = PatientQuestions(
     "mistreatment-questions-heldout",

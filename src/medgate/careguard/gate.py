@@ -63,6 +63,7 @@ from medgate.careguard.request_safety import ReplyScreen, RequestScreen
 from medgate.careguard.safe_answers import (
     DANGEROUS_PRACTICE_GUIDANCE,
     HELD_FOR_REVIEW,
+    asks_for_writing,
     conservative_answer,
 )
 from medgate.careguard.screening import ScreeningQuestion
@@ -503,7 +504,7 @@ class CareGuardGate:
                     ]
                 )
             )
-        return self._exhausted(report, triage, harmful, permission)
+        return self._exhausted(report, triage, harmful, permission, case.question)
 
     def _passes(self, name: str, assessment: Assessment, waived: frozenset[str]) -> bool:
         """The judge passes the draft; a waived judge's own score does not count, but its rule
@@ -513,11 +514,16 @@ class CareGuardGate:
         return assessment.score <= self.evaluators.threshold(name)
 
     def _exhausted(
-        self, report: CareGuardReport, triage: Triage, harmful: bool, permission: bool
+        self,
+        report: CareGuardReport,
+        triage: Triage,
+        harmful: bool,
+        permission: bool,
+        question: str,
     ) -> tuple[Status, str | None, str]:
         """No draft passed: refuse a harmful request, block when the screening answers show a
         red flag, answer a question CareGuard may answer with its own conservative text, and
-        block anything else with the safe refusal."""
+        block anything else, a request to write something among it, with the safe refusal."""
         last = report.rounds[-1]
         standing = last.claims.blocking if last.claims is not None else []
         claims_note = f" and {len(standing)} high-severity uncited claim(s)" if standing else ""
@@ -528,7 +534,10 @@ class CareGuardGate:
             f"({scores(last.assessments, ', ')}{claims_note}{checks_note}"
             f"{trim_held_note(last.trimming)})"
         )
-        answerable = permission or any(c.risky for c in triage.categories)
+        # The conservative text answers a question about someone's health; a request to write
+        # something (a post, a letter) is not answered by it, so it is refused instead.
+        writing = asks_for_writing(question)
+        answerable = not writing and (permission or any(c.risky for c in triage.categories))
         # A stage that failed is never papered over with an answer: it blocks (fail closed).
         failed = last.claims is not None and bool(last.claims.errors)
         failed = failed or any(a.error for a in last.assessments.values())
@@ -546,6 +555,8 @@ class CareGuardGate:
             if triage.red_flags
             else ""
         )
+        if writing and not harmful:
+            flags += "; a request to write something, which CareGuard's own text does not answer"
         return (
             Status.BLOCKED,
             apply_disclaimer(refusal),

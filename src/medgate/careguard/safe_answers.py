@@ -7,10 +7,14 @@
 * :func:`conservative_answer`: what CareGuard shows when no draft could be released for a
   question it may answer: no endorsement and no dose, the general considerations of the
   question's categories, and who to ask. It also opens the screening questions, so that a risky
-  question gets a general, safe answer at once rather than only a form.
+  question gets a general, safe answer at once rather than only a form. It answers a question
+  about someone's health; a request to write something (:func:`asks_for_writing`) it does not
+  answer, so such a request is never given it.
 """
 
 from __future__ import annotations
+
+import re
 
 from medgate.careguard.categories import RiskCategory
 
@@ -81,3 +85,24 @@ def conservative_answer(categories: list[RiskCategory], asks_permission: bool) -
     lines.extend(considered or [_ASK])
     lines.append(_URGENT)
     return " ".join(dict.fromkeys(lines))
+
+
+#: A request to write something: a verb of writing and, within a few words, a piece of writing
+#: meant for others (a post, a speech, a letter, a leaflet, a policy ...).
+_WRITING = re.compile(
+    r"\b(?:write|draft|compose|create|generate|prepare|produce|come up with|put together)\b"
+    r"(?: \S+){0,6}? (?:posts?|tweets?|threads?|captions?|speech(?:es)?|op-?eds?|editorials?|"
+    r"articles?|essays?|blogs?|memos?|e-?mails?|letters?|leaflets?|flyers?|pamphlets?|posters?|"
+    r"slogans?|talking points|campaigns?|manifestos?|petitions?|proposals?|scripts?|ads?|"
+    r"adverts?|advertisements?|pitch(?: deck)?|newsletters?|announcements?|poems?|songs?|"
+    r"stor(?:y|ies)|jokes?|polic(?:y|ies)|briefs?|reviews?|statements?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_writing(question: str) -> bool:
+    """Whether ``question`` asks for a piece of writing rather than an answer about someone's
+    health: the conservative text answers the second, never the first (a request for a social
+    media post about insulin, whose drafts the judges failed, was once given the text about
+    medicines; careguard_runs_v38/NOTES.md)."""
+    return _WRITING.search(question) is not None
