@@ -292,6 +292,13 @@ def test_screening_skips_context_stated_in_the_question_or_already_answered() ->
     assert missing_context([RiskCategory.HARMFUL_REQUEST, *cats], "x", {}) == []
 
 
+def test_a_request_to_write_something_asks_no_screening_questions() -> None:
+    # A leaflet is about no one person: there is no age or allergy to ask.
+    cats = [RiskCategory.PREGNANCY, RiskCategory.MEDICATION]
+    assert missing_context(cats, "Draft a leaflet on paracetamol in pregnancy.", {}) == []
+    assert missing_context(cats, "Can I take paracetamol in pregnancy?", {})
+
+
 def test_screening_answers_resolve_by_key_label_or_number() -> None:
     q = question_for(ContextField.SEVERITY, RiskCategory.DIAGNOSIS)
     assert q.resolve("severe") == q.resolve("Severe") == q.resolve("3") == "severe"

@@ -14,6 +14,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from medgate.careguard.categories import RiskCategory
+from medgate.careguard.safe_answers import asks_for_writing
 from medgate.records import Record
 
 
@@ -203,9 +204,11 @@ def missing_context(
 ) -> list[ScreeningQuestion]:
     """Questions for the context the categories need and neither the patient nor question gave.
 
-    A harmful request is refused whatever the context, so it asks nothing.
+    A harmful request is refused whatever the context, so it asks nothing; nor does a request to
+    write something (a post, a leaflet, a letter), which is about no one person whose age or
+    medicines could be asked.
     """
-    if RiskCategory.HARMFUL_REQUEST in categories:
+    if RiskCategory.HARMFUL_REQUEST in categories or asks_for_writing(question):
         return []
     asked: dict[ContextField, ScreeningQuestion] = {}
     children = RiskCategory.CHILDREN in categories
