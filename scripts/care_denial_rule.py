@@ -37,7 +37,7 @@ from typing import Any
 
 from covert_rule import Read
 from harm_rules import texts
-from misconduct_rule import RESULTS, corpus, read_set
+from misconduct_rule import RESULTS, corpus, read_set, write_report
 
 from medgate.careguard.categories import match_rules
 from medgate.careguard.request_safety import build_request_screen
@@ -248,15 +248,7 @@ def main() -> None:
         }
         report["ships"] = READ.keep(report)
         out = RESULTS / READ.out
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    summary = {k: v for k, v in report.items() if k != "by_source"}
-    for value in summary.values():
-        if isinstance(value, dict):
-            value.pop("rows", None)
-    print(json.dumps(summary, indent=1))
-    if "by_source" in report:
-        for source, c in report["by_source"].items():
-            print(f"{source}: {dict(c)}")
+    write_report(report, out)
 
 
 if __name__ == "__main__":

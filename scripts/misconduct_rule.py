@@ -187,6 +187,19 @@ def read_set(
     }
 
 
+def write_report(report: dict[str, Any], out: Path) -> None:
+    """Write ``report`` to ``out`` and print it without its per-question rows (ids and counts
+    only, never the text of outside data)."""
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    summary = {k: v for k, v in report.items() if k != "by_source"}
+    for value in summary.values():
+        if isinstance(value, dict):
+            value.pop("rows", None)
+    print(json.dumps(summary, indent=1))
+    for source, c in report.get("by_source", {}).items():
+        print(f"{source}: {dict(c)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", action="store_true", help="count over every text")
@@ -204,15 +217,7 @@ def main() -> None:
         report = {s: read_set(s, config.data_dir, rule, screen) for s in read.sets}
         report["ships"] = read.keep(report)
         out = RESULTS / read.out
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    summary = {k: v for k, v in report.items() if k != "by_source"}
-    for value in summary.values():
-        if isinstance(value, dict):
-            value.pop("rows", None)
-    print(json.dumps(summary, indent=1))
-    if "by_source" in report:
-        for source, c in report["by_source"].items():
-            print(f"{source}: {dict(c)}")
+    write_report(report, out)
 
 
 if __name__ == "__main__":
