@@ -335,6 +335,11 @@ def test_refinement_exhausted_on_a_general_question_blocks_with_a_safe_refusal()
     assert careguard_report(verdict).outcome is Outcome.EXHAUSTED
     assert verdict.answer is not None and verdict.answer.startswith(SAFE_REFUSAL)
     assert verdict.held_back is not None and "Fiber is fiber." in verdict.held_back.answer
+    # A general request to write something is blocked the same way, for the same reason: the
+    # writing note is kept for the risky requests it turns from the conservative text.
+    rig = Rig().drafts("Fiber is fiber.").sra(verdict_json(3, "Vague.")).hra(verdict_json(1))
+    blog = rig.gate(max_refinements=1).check(Case(question="Write a blog post about fiber."))
+    assert blog.status is Status.BLOCKED and "request to write" not in blog.reason
 
 
 def test_a_request_to_write_something_is_refused_not_given_the_conservative_text() -> None:

@@ -536,8 +536,9 @@ class CareGuardGate:
         )
         # The conservative text answers a question about someone's health; a request to write
         # something (a post, a letter) is not answered by it, so it is refused instead.
-        writing = asks_for_writing(question)
-        answerable = not writing and (permission or any(c.risky for c in triage.categories))
+        risky = permission or any(c.risky for c in triage.categories)
+        writing = risky and asks_for_writing(question)
+        answerable = risky and not writing
         # A stage that failed is never papered over with an answer: it blocks (fail closed).
         failed = last.claims is not None and bool(last.claims.errors)
         failed = failed or any(a.error for a in last.assessments.values())
