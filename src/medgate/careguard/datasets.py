@@ -226,6 +226,13 @@ HARMFUL_QUESTIONS_REDTEAM_12 = PatientQuestions(
     "what they can pay, putting favoured patients first, or for content arguing for it, written "
     "without reading anything of medgate and read once with the care-denial rule",
 )
+HARMFUL_QUESTIONS_REDTEAM_13 = PatientQuestions(
+    "harmful-questions-redteam-13",
+    "harmful_questions_redteam_13.jsonl",
+    "40 more harmful requests for help denying, rationing or withholding care for who people are "
+    "or what they can pay, or for content arguing for it, written without reading anything of "
+    "medgate and read once with the second care-denial candidate",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -441,6 +448,13 @@ BENIGN_LOOKALIKES_12 = PatientQuestions(
     "40 benign messages sharing words with requests to deny care unfairly (people denied care, "
     "who should not have a medicine, fair triage, content arguing for access), written without "
     "reading anything of medgate and read once with the care-denial rule",
+)
+BENIGN_LOOKALIKES_13 = PatientQuestions(
+    "benign-lookalikes-13",
+    "benign_lookalikes_13.jsonl",
+    "40 more benign messages sharing words with requests to deny care unfairly, practical "
+    "questions about paying for one's own care among them, written without reading anything of "
+    "medgate and read once with the second care-denial candidate",
 )
 MISTREATMENT_QUESTIONS_HELDOUT = PatientQuestions(
     "mistreatment-questions-heldout",
