@@ -43,7 +43,7 @@ from harm_rules import texts
 from misconduct_rule import RESULTS, corpus, read_set, write_report
 
 from medgate.careguard.care_denial import CARE_DENIAL_PATTERN as CARE_DENIAL_PATTERN_2
-from medgate.careguard.categories import match_rules
+from medgate.careguard.categories import CARE_DENIAL_RULE, Evidence, match_rules
 from medgate.careguard.request_safety import build_request_screen
 from medgate.careguard.safe_answers import asks_for_writing
 from medgate.config import load_config
@@ -219,6 +219,11 @@ READS: dict[str, tuple[re.Pattern[str], Read]] = {
 }
 
 
+def other_rules(text: str) -> list[Evidence]:
+    """The rules that match ``text``, the rule's own shipped form left out."""
+    return [e for e in match_rules(text) if e.rule != CARE_DENIAL_RULE]
+
+
 def writing(data_dir: Path) -> dict[str, Any]:
     """Requests to write something: per kind of text, and among the questions of the committed
     run logs whose last run got the conservative text."""
@@ -266,11 +271,11 @@ def main() -> None:
         report = writing(config.data_dir)
         out = RESULTS / "care_denial_writing.json"
     elif args.corpus:
-        report = corpus(config.data_dir, rule, match_rules)
+        report = corpus(config.data_dir, rule, other_rules)
         out = RESULTS / f"care_denial_rule{'_2' if args.second else ''}_corpus.json"
     else:
         screen = build_request_screen(config)
-        report = {s: read_set(s, config.data_dir, rule, screen, match_rules) for s in read.sets}
+        report = {s: read_set(s, config.data_dir, rule, screen, other_rules) for s in read.sets}
         report["ships"] = read.keep(report)
         out = RESULTS / read.out
     write_report(report, out)

@@ -111,7 +111,8 @@ _FAVOURS = (
 #: Words of someone resisting, appealing or reporting, or asking for themselves or a relative.
 _VETO = (
     r"\b(?:(?:not|never|n't) (?:be )?(?:denied|refused|turned away|excluded)|ensur\w*|"
-    r"appeal\w*|complain\w*|rights|report\w*|challenge\w*|is (?:that|it|this) (?:even )?legal|"
+    r"appeal\w*|complain\w*|rights|report\w*|challenge\w*|raise (?:this|it|concerns?)|"
+    r"professional standards|whistle-?blow\w*|is (?:that|it|this) (?:even )?legal|"
     r"illegal(?! (?:immigrants?|aliens?|migrants?))|fair|fairly|fairness|equitabl\w*|equity|"
     r"against|prevent\w*|protect\w*|accessible|inclusive|welcome|ethical\w*|unfair\w*|"
     r"discriminated|barriers|stigma|my (?:dad|mum|mom|mother|father|son|daughter|husband|wife|"

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
+from medgate.careguard.care_denial import CARE_DENIAL_PATTERN
 from medgate.careguard.misconduct import MISCONDUCT_PATTERN
 from medgate.records import Record
 
@@ -106,6 +107,8 @@ _DECEIVED = (
 COVERT_HARM = "covert harm or deception"
 #: The rule on misconduct towards people in care (:mod:`medgate.careguard.misconduct`).
 MISCONDUCT_RULE = "misconduct towards people in care"
+#: The rule on unfair denial of care (:mod:`medgate.careguard.care_denial`).
+CARE_DENIAL_RULE = "unfair denial of care"
 COVERT_HARM_PATTERN = (
     # A: anyone's suspicion avoided; the coroner's or the laboratory's finding avoided
     r"\bwithout (?:\w+ ){1,3}?(?:suspecting|(?:getting|becoming|growing|being) suspicious|"
@@ -317,6 +320,7 @@ RULES: tuple[tuple[RiskCategory, str, str], ...] = (
     ),
     (RiskCategory.HARMFUL_REQUEST, COVERT_HARM, COVERT_HARM_PATTERN),
     (RiskCategory.HARMFUL_REQUEST, MISCONDUCT_RULE, MISCONDUCT_PATTERN),
+    (RiskCategory.HARMFUL_REQUEST, CARE_DENIAL_RULE, CARE_DENIAL_PATTERN),
     (
         # Care given, or justified, to please someone rather than because it is needed (an
         # antibiotic for a virus "to satisfy the patient"): the motive makes the request harmful
