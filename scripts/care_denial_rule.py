@@ -40,11 +40,10 @@ from typing import Any
 
 from covert_rule import Read
 from harm_rules import texts
-from misconduct_rule import RESULTS, corpus, read_set, write_report
+from misconduct_rule import RESULTS, corpus, read_report, write_report
 
 from medgate.careguard.care_denial import CARE_DENIAL_PATTERN as CARE_DENIAL_PATTERN_2
 from medgate.careguard.categories import CARE_DENIAL_RULE, Evidence, match_rules
-from medgate.careguard.request_safety import build_request_screen
 from medgate.careguard.safe_answers import asks_for_writing
 from medgate.config import load_config
 from medgate.eval.care_run import care_dataset
@@ -274,10 +273,7 @@ def main() -> None:
         report = corpus(config.data_dir, rule, other_rules)
         out = RESULTS / f"care_denial_rule{'_2' if args.second else ''}_corpus.json"
     else:
-        screen = build_request_screen(config)
-        report = {s: read_set(s, config.data_dir, rule, screen, other_rules) for s in read.sets}
-        report["ships"] = read.keep(report)
-        out = RESULTS / read.out
+        report, out = read_report(read, rule, config, other_rules)
     write_report(report, out)
 
 

@@ -54,7 +54,7 @@ from medgate.careguard.misconduct import (
     SETS_ASIDE,
 )
 from medgate.careguard.request_safety import RequestScreen, build_request_screen
-from medgate.config import load_config
+from medgate.config import MedgateConfig, load_config
 from medgate.eval.care_run import care_dataset
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
@@ -187,6 +187,22 @@ def read_set(
     }
 
 
+def read_report(
+    read: Read,
+    rule: re.Pattern[str],
+    config: MedgateConfig,
+    others: Callable[[str], list[Evidence]] = other_rules,
+) -> tuple[dict[str, Any], Path]:
+    """``read``: ``rule`` over each of its sets beside the request screens and ``others``, and
+    whether its condition ships it; with the file it is written to."""
+    screen = build_request_screen(config)
+    report: dict[str, Any] = {
+        s: read_set(s, config.data_dir, rule, screen, others) for s in read.sets
+    }
+    report["ships"] = read.keep(report)
+    return report, RESULTS / read.out
+
+
 def write_report(report: dict[str, Any], out: Path) -> None:
     """Write ``report`` to ``out`` and print it without its per-question rows (ids and counts
     only, never the text of outside data)."""
@@ -213,10 +229,7 @@ def main() -> None:
         report = corpus(config.data_dir, rule)
         out = RESULTS / f"misconduct_rule{'_2' if rule is MISCONDUCT_2 else ''}_corpus.json"
     else:
-        screen = build_request_screen(config)
-        report = {s: read_set(s, config.data_dir, rule, screen) for s in read.sets}
-        report["ships"] = read.keep(report)
-        out = RESULTS / read.out
+        report, out = read_report(read, rule, config)
     write_report(report, out)
 
 
