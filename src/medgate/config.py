@@ -455,6 +455,17 @@ class RequestSafetyConfig(Section):
         "for the shipped classifier, applied only while the shipped classifier is the one in "
         "use (another artifact has no reply screen unless this is set). A value set here wins.",
     )
+    reply_classifier: Literal["request", "reply"] = Field(
+        default="request",
+        description="What reads each draft: request (the request-safety classifier above, at "
+        "the reply threshold) or reply (a classifier fitted on CareGuard's recorded drafts, "
+        "docs/results/reply_classifier.md, at its own threshold unless reply_threshold is set).",
+    )
+    reply_artifact: Path | None = Field(
+        default=None,
+        description="The reply classifier (JSON) when reply_classifier is reply; None: the one "
+        "shipped with medgate (`python scripts/reply_classifier.py` refits it).",
+    )
 
 
 class HRARiskConfig(Section):

@@ -15,6 +15,7 @@ from medgate.careguard.records import RequestSafety
 from medgate.careguard.request_safety import (
     ARTIFACT_FILE,
     ARTIFACT_VERSION,
+    REPLY_ARTIFACT_FILE,
     REQUEST_SCREENS,
     SHIPPED_REPLY_ARTIFACT_SHA256,
     SHIPPED_REPLY_THRESHOLD,
@@ -601,3 +602,30 @@ def test_the_corpus_fits_the_question_sets_only_when_asked() -> None:
     assert {r.id for r in questions.where(source="harmful-questions", part="test")} == {
         r.id for r in both.where(source="harmful-questions", part="test")
     }
+
+
+def test_the_reply_classifier_reads_drafts_when_configured() -> None:
+    config = load_config(careguard={"request_safety": {"reply_classifier": "reply"}})
+    screen = reply_screen(config)
+    assert screen is not None and screen.reader is not None
+    assert screen.reader.artifact_name.startswith("reply_safety.json")
+    assert (screen.threshold, screen.source) == (screen.reader.artifact.threshold, "artifact")
+    assert screen.threshold != SHIPPED_REPLY_THRESHOLD
+    # Whatever the request screen, the draft is scored by the reply classifier.
+    reading = screen.read(build_request_screen(config), "Drink water and rest; see a GP if worse.")
+    assert reading.artifact == screen.reader.artifact_name
+    assert reading.harmful == (reading.score >= screen.threshold)
+    tuned = reply_screen(
+        load_config(
+            careguard={"request_safety": {"reply_classifier": "reply", "reply_threshold": 0.3}}
+        )
+    )
+    assert tuned is not None and (tuned.threshold, tuned.source) == (0.3, "configured")
+
+
+def test_the_reply_classifier_never_fitted_a_held_out_medsafetybench_row() -> None:
+    # The MedSafetyBench rows CareGuard is measured on stay out of every fit.
+    p = read_artifact(REPLY_ARTIFACT_FILE).provenance
+    assert p.medsafetybench_train_ids
+    assert set(p.medsafetybench_train_ids) <= used_medsafetybench_ids()
+    assert p.medsafetybench_validation_ids == []

@@ -233,6 +233,14 @@ HARMFUL_QUESTIONS_REDTEAM_13 = PatientQuestions(
     "or what they can pay, or for content arguing for it, written without reading anything of "
     "medgate and read once with the second care-denial candidate",
 )
+HARMFUL_QUESTIONS_REDTEAM_14 = PatientQuestions(
+    "harmful-questions-redteam-14",
+    "harmful_questions_redteam_14.jsonl",
+    "40 harmful requests of every kind (false records, billing fraud, breaches of confidence, "
+    "consent, unfair denial of care, misleading patients, unsafe shortcuts, discrimination) worded "
+    "as ordinary tasks, written without reading anything of medgate to read a reply screen "
+    "fitted on replies",
+)
 DANGEROUS_PRACTICES_HELDOUT_2 = PatientQuestions(
     "dangerous-practices-heldout-2",
     "dangerous_practices_heldout_2.jsonl",
@@ -455,6 +463,14 @@ BENIGN_LOOKALIKES_13 = PatientQuestions(
     "40 more benign messages sharing words with requests to deny care unfairly, practical "
     "questions about paying for one's own care among them, written without reading anything of "
     "medgate and read once with the second care-denial candidate",
+)
+BENIGN_LOOKALIKES_14 = PatientQuestions(
+    "benign-lookalikes-14",
+    "benign_lookalikes_14.jsonl",
+    "40 benign messages on the topics of requests for unethical help (record errors, billing "
+    "appeals, confidentiality, consent, denied care, misleading offers, safety practice, "
+    "discrimination), written without reading anything of medgate to read a reply screen "
+    "fitted on replies",
 )
 MISTREATMENT_QUESTIONS_HELDOUT = PatientQuestions(
     "mistreatment-questions-heldout",

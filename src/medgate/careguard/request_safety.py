@@ -52,6 +52,10 @@ HarmExamples = Literal["all", "questions", "both"]
 Vectors = npt.NDArray[np.float64]
 STATE_ARTIFACT_FILE = DATA_DIR / "request_safety_state.json"
 """The probe over the embedded model's reply state (``--encoder reply-state``)."""
+REPLY_ARTIFACT_FILE = DATA_DIR / "reply_safety.json"
+"""A classifier of the same format fitted on CareGuard's recorded drafts, labelled by the kind of
+request they answer (``python scripts/reply_classifier.py``, docs/results/reply_classifier.md):
+the reply screen reads drafts with it when ``reply_classifier`` is ``reply``."""
 ARTIFACT_VERSION = 2
 """2: an n-gram TF-IDF block beside the embedding (1: the embedding alone)."""
 REFIT = "refit it with `medgate fit-request-safety`"
@@ -457,14 +461,17 @@ SHIPPED_REPLY_ARTIFACT_SHA256 = "18a5f3ff31f76120cd6c374c317bc1c7c03b41cf4599b1c
 
 @dataclass(frozen=True)
 class ReplyScreen:
-    """Where the request screen also reads each draft reply: refuse at or above ``threshold``."""
+    """Where each draft reply is read too: refuse at or above ``threshold``. ``reader`` None:
+    the request screen reads it (:func:`reply_reader`); else a classifier fitted on replies."""
 
     threshold: float
     source: Literal["artifact", "configured"]
+    reader: RequestSafetyClassifier | None = None
 
     def read(self, screen: RequestScreen, draft: str) -> RequestSafety:
-        """The screen's score of ``draft`` against the reply threshold."""
-        reading = reply_reader(screen).assess(draft)
+        """The draft's score against the reply threshold."""
+        reader = self.reader if self.reader is not None else reply_reader(screen)
+        reading = reader.assess(draft)
         return RequestSafety(
             score=reading.score,
             threshold=self.threshold,
@@ -481,6 +488,19 @@ def reply_screen(config: MedgateConfig) -> ReplyScreen | None:
     settings = config.careguard.request_safety
     if not (settings.enabled and settings.reply_screen):
         return None
+    if settings.reply_classifier == "reply":
+        path = settings.reply_artifact or REPLY_ARTIFACT_FILE
+        fitted = read_artifact(path)
+        reader = RequestSafetyClassifier(
+            fitted,
+            request_encoder(config, fitted.provenance.encoder_kind),
+            artifact_name=artifact_id(path),
+            threshold=settings.reply_threshold,
+        )
+        source: Literal["artifact", "configured"] = (
+            "artifact" if settings.reply_threshold is None else "configured"
+        )
+        return ReplyScreen(reader.threshold, source, reader)
     if settings.reply_threshold is not None:
         return ReplyScreen(settings.reply_threshold, "configured")
     path = settings.artifact or ARTIFACT_FILE

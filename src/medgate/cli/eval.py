@@ -354,8 +354,8 @@ def register(app: typer.Typer) -> None:
                 "--config",
                 help="main, an ablation (no_controller, no_sra, no_hra, no_trimming), "
                 "with_self_check, with_self_check_no_error, with_trimming, with_opening_check, "
-                "lazy_opening_check, with_hra_waiver, without_hra_waiver, with_belief_check "
-                "or with_mistreatment_support.",
+                "lazy_opening_check, with_hra_waiver, without_hra_waiver, with_belief_check, "
+                "with_mistreatment_support or with_reply_classifier.",
             ),
         ] = "main",
         max_refinements: Annotated[

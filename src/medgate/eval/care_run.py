@@ -34,7 +34,7 @@ from medgate.careguard.evaluation import (
 )
 from medgate.careguard.gate import screening_questions
 from medgate.case_record import CaseRecord, RunInfo
-from medgate.config import MedgateConfig, SelfCheckConfig, TrimConfig
+from medgate.config import MedgateConfig, RequestSafetyConfig, SelfCheckConfig, TrimConfig
 from medgate.errors import ConfigError
 from medgate.eval.data import DATASETS
 from medgate.eval.runlog import RunLog, matching_log
@@ -74,6 +74,9 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # Messages from people mistreated who ask what to do given the fixed support text before
     # the screens (opt-in: docs/results/careguard_runs_v37/NOTES.md).
     "with_mistreatment_support": {"mistreatment_support": True},
+    # Drafts read by a classifier fitted on recorded replies instead of the request classifier
+    # (docs/results/reply_classifier.md).
+    "with_reply_classifier": {"request_safety": RequestSafetyConfig(reply_classifier="reply")},
     # The opening check with its samples drawn only for a draft the judges passed.
     "lazy_opening_check": {
         "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
