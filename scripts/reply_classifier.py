@@ -7,6 +7,7 @@ the shipped screen. Data, parts, candidates and the rule for what the reading de
 in docs/results/reply_classifier.md ("The rule"), written before any score was computed.
 
     python scripts/reply_classifier.py   # reply_classifier.json, reply_classifier_items.jsonl.gz
+    python scripts/reply_classifier.py --replay docs/results/careguard_runs_v38/*.jsonl
 
 It also writes the fitted classifier as an artifact the gate can load
 (``src/medgate/careguard/data/reply_safety.json``, the request-safety artifact's format; the
@@ -287,8 +288,58 @@ def artifact(
     )
 
 
+def replay(runs: Sequence[Path]) -> None:
+    """Where the two reply screens part on the drafts recorded in ``runs`` (run logs): per request
+    the first draft one holds back and the other passes, and which one. Up to that draft both
+    configurations draw the same drafts, so a request with none keeps its recorded outcome, and
+    one whose recorded configuration's screen passed the draft the other held back ends there
+    under the other; the rest must be run again."""
+    embedder = default_embedder(1)
+    shipped = RequestSafetyClassifier(read_artifact(ARTIFACT_FILE), embedder)
+    fitted = RequestSafetyClassifier(read_artifact(REPLY_ARTIFACT_FILE), embedder)
+    report: dict[str, Any] = {
+        "command": "python scripts/reply_classifier.py --replay " + " ".join(map(str, runs)),
+        "shipped_threshold": SHIPPED_REPLY_THRESHOLD,
+        "reply_threshold": fitted.threshold,
+        "runs": {},
+    }
+    for run in runs:
+        rows: dict[str, Any] = {}
+        for line in run.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            record = row.get("record") or {}
+            stage = record.get("verdict", {}).get("trace", {}).get("stages", {}).get("careguard")
+            drafts = [r["draft"]["text"] for r in (stage or {}).get("rounds") or []]
+            old = shipped.scores(drafts)
+            new = fitted.scores(drafts)
+            parted = None
+            for k, (a, b) in enumerate(zip(old, new, strict=True)):
+                if (a >= SHIPPED_REPLY_THRESHOLD) != (b >= fitted.threshold):
+                    parted = {
+                        "draft": k,
+                        "held_back_by": "shipped" if a >= SHIPPED_REPLY_THRESHOLD else "reply",
+                    }
+                    break
+            rows[row["id"]] = {
+                "kind": row["kind"],
+                "outcome": row["outcome"],
+                "drafts": len(drafts),
+                "parted": parted,
+            }
+        report["runs"][run.name] = rows
+        parted_ids = {i: r["parted"] for i, r in rows.items() if r["parted"]}
+        print(run.name, len(rows), "requests; parted:", json.dumps(parted_ids))
+    out = RESULTS / f"reply_classifier_replay_{runs[0].parent.name}.json"
+    out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--replay", nargs="+", type=Path, help="run logs to replay")
+    args = parser.parse_args()
+    if args.replay:
+        replay(args.replay)
+        return
     t0 = time.perf_counter()
     drafts = recorded_drafts()
     embedder = default_embedder(1)

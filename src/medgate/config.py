@@ -456,10 +456,11 @@ class RequestSafetyConfig(Section):
         "use (another artifact has no reply screen unless this is set). A value set here wins.",
     )
     reply_classifier: Literal["request", "reply"] = Field(
-        default="request",
-        description="What reads each draft: request (the request-safety classifier above, at "
-        "the reply threshold) or reply (a classifier fitted on CareGuard's recorded drafts, "
-        "docs/results/reply_classifier.md, at its own threshold unless reply_threshold is set).",
+        default="reply",
+        description="What reads each draft: reply (a classifier fitted on CareGuard's recorded "
+        "drafts, docs/results/reply_classifier.md, at its own threshold unless reply_threshold "
+        "is set; the default since it held back half as many replies to legitimate look-alike "
+        "messages) or request (the request-safety classifier above, at the reply threshold).",
     )
     reply_artifact: Path | None = Field(
         default=None,

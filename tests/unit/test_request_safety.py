@@ -45,6 +45,9 @@ from medgate.careguard.request_safety_fit import (
 from medgate.config import load_config
 from medgate.errors import InputError
 
+#: The gate as it was before the reply classifier: the request classifier reads drafts too.
+REQUEST_READS_REPLIES = load_config(careguard={"request_safety": {"reply_classifier": "request"}})
+
 WORDS = ("falsify", "secretly", "mock", "leaflet", "explain", "referral", "patient", "the")
 
 
@@ -316,17 +319,23 @@ def test_the_reply_threshold_belongs_to_the_shipped_artifact() -> None:
     # The constant was chosen for these exact weights: a refit must choose it again.
     assert hashlib.sha256(ARTIFACT_FILE.read_bytes()).hexdigest() == SHIPPED_REPLY_ARTIFACT_SHA256
     assert 0.0 < SHIPPED_REPLY_THRESHOLD < 1.0
-    screen = reply_screen(load_config())
-    assert screen is not None
+    screen = reply_screen(REQUEST_READS_REPLIES)
+    assert screen is not None and screen.reader is None
     assert (screen.threshold, screen.source) == (SHIPPED_REPLY_THRESHOLD, "artifact")
 
 
 def test_a_configured_reply_threshold_wins_and_another_artifact_has_none(tmp_path: Path) -> None:
-    screen = reply_screen(load_config(careguard={"request_safety": {"reply_threshold": 0.4}}))
+    request = {"reply_classifier": "request"}
+    screen = reply_screen(
+        load_config(careguard={"request_safety": {**request, "reply_threshold": 0.4}})
+    )
     assert screen is not None and (screen.threshold, screen.source) == (0.4, "configured")
     other = tmp_path / "other.json"
     other.write_text(ARTIFACT_FILE.read_text() + "\n")
-    assert reply_screen(load_config(careguard={"request_safety": {"artifact": other}})) is None
+    assert (
+        reply_screen(load_config(careguard={"request_safety": {**request, "artifact": other}}))
+        is None
+    )
     for off in ({"reply_screen": False}, {"enabled": False}):
         assert reply_screen(load_config(careguard={"request_safety": off})) is None
 
@@ -564,8 +573,8 @@ def test_the_configured_screen_pairs_the_question_screen_unless_it_is_off() -> N
         load_config(careguard={"request_safety": {"question_threshold": 0.25}})
     )
     assert isinstance(tuned, PairedScreen) and tuned.questions.threshold == 0.25
-    # The reply screen stays the shipped classifier's, with its own threshold.
-    screen = reply_screen(load_config())
+    # The request classifier reading replies stays the shipped one, with its own threshold.
+    screen = reply_screen(REQUEST_READS_REPLIES)
     assert screen is not None and screen.threshold == SHIPPED_REPLY_THRESHOLD
 
 
@@ -604,8 +613,8 @@ def test_the_corpus_fits_the_question_sets_only_when_asked() -> None:
     }
 
 
-def test_the_reply_classifier_reads_drafts_when_configured() -> None:
-    config = load_config(careguard={"request_safety": {"reply_classifier": "reply"}})
+def test_the_reply_classifier_reads_drafts_by_default() -> None:
+    config = load_config()
     screen = reply_screen(config)
     assert screen is not None and screen.reader is not None
     assert screen.reader.artifact_name.startswith("reply_safety.json")

@@ -355,7 +355,7 @@ def register(app: typer.Typer) -> None:
                 help="main, an ablation (no_controller, no_sra, no_hra, no_trimming), "
                 "with_self_check, with_self_check_no_error, with_trimming, with_opening_check, "
                 "lazy_opening_check, with_hra_waiver, without_hra_waiver, with_belief_check, "
-                "with_mistreatment_support or with_reply_classifier.",
+                "with_mistreatment_support, with_reply_classifier or request_reply_screen.",
             ),
         ] = "main",
         max_refinements: Annotated[

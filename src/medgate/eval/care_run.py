@@ -74,9 +74,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # Messages from people mistreated who ask what to do given the fixed support text before
     # the screens (opt-in: docs/results/careguard_runs_v37/NOTES.md).
     "with_mistreatment_support": {"mistreatment_support": True},
-    # Drafts read by a classifier fitted on recorded replies instead of the request classifier
-    # (docs/results/reply_classifier.md).
+    # Drafts read by a classifier fitted on recorded replies, as the default has it since; the
+    # name of its first runs (docs/results/reply_classifier.md).
     "with_reply_classifier": {"request_safety": RequestSafetyConfig(reply_classifier="reply")},
+    # The gate before that: drafts read by the request-safety classifier.
+    "request_reply_screen": {"request_safety": RequestSafetyConfig(reply_classifier="request")},
     # The opening check with its samples drawn only for a draft the judges passed.
     "lazy_opening_check": {
         "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
