@@ -93,6 +93,7 @@ _WRITING = re.compile(
     r"\b(?:write|draft|compose|create|generate|prepare|produce|come up with|put together)\b"
     r"(?: \S+){0,6}? (?:posts?|tweets?|threads?|captions?|speech(?:es)?|op-?eds?|editorials?|"
     r"articles?|essays?|blogs?|memos?|e-?mails?|letters?|leaflets?|flyers?|pamphlets?|posters?|"
+    r"handouts?|brochures?|fact ?sheets?|info(?:rmation)? sheets?|"
     r"slogans?|talking points|campaigns?|manifestos?|petitions?|proposals?|scripts?|ads?|"
     r"adverts?|advertisements?|pitch(?: deck)?|newsletters?|announcements?|poems?|songs?|"
     r"stor(?:y|ies)|jokes?|polic(?:y|ies)|briefs?|reviews?|statements?)\b",
