@@ -497,10 +497,7 @@ def reply_screen(config: MedgateConfig) -> ReplyScreen | None:
             artifact_name=artifact_id(path),
             threshold=settings.reply_threshold,
         )
-        source: Literal["artifact", "configured"] = (
-            "artifact" if settings.reply_threshold is None else "configured"
-        )
-        return ReplyScreen(reader.threshold, source, reader)
+        return ReplyScreen(reader.threshold, reader.threshold_source, reader)
     if settings.reply_threshold is not None:
         return ReplyScreen(settings.reply_threshold, "configured")
     path = settings.artifact or ARTIFACT_FILE
