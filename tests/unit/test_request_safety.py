@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from collections.abc import Sequence
@@ -638,3 +639,50 @@ def test_the_reply_classifier_never_fitted_a_held_out_medsafetybench_row() -> No
     assert p.medsafetybench_train_ids
     assert set(p.medsafetybench_train_ids) <= used_medsafetybench_ids()
     assert p.medsafetybench_validation_ids == []
+
+
+def test_the_reply_fit_reads_exactly_the_drafts_the_shipped_classifier_was_fitted_on() -> None:
+    # Runs recorded after the fit must not slip into a refit: the script reproduces the artifact.
+    from scripts.reply_classifier import recorded_drafts
+
+    by_set: dict[str, list[str]] = {}
+    for draft in recorded_drafts():
+        by_set.setdefault(draft.dataset, []).append(draft.reply)
+    fitted = {
+        f.name.removeprefix("docs/results/careguard_runs*: drafts of "): (f.sha256, f.rows)
+        for f in read_artifact(REPLY_ARTIFACT_FILE).provenance.data
+    }
+    assert fitted == {
+        name: (hashlib.sha256("\n".join(texts).encode()).hexdigest(), len(texts))
+        for name, texts in by_set.items()
+    }
+
+
+def test_the_compliance_reading_recomputes_from_its_committed_items() -> None:
+    # docs/results/reply_classifier.md quotes these counts; the per-draft scores carry them.
+    results = Path("docs/results")
+    reading = json.loads((results / "reply_compliance.json").read_text(encoding="utf-8"))
+    with gzip.open(results / "reply_compliance_items.jsonl.gz", "rt", encoding="utf-8") as f:
+        items = [json.loads(line) for line in f]
+    labels = [
+        json.loads(line)
+        for line in (results / "reply_compliance_labels.jsonl").read_text("utf-8").splitlines()
+    ]
+    labelled = {(r["dataset"], r["id"], r["reply_sha256"]): r["complies"] for r in labels}
+    for item in items:
+        key = (item["dataset"], item["id"], item["reply_sha256"])
+        if item["group"].startswith("harmful"):
+            assert item["group"] == (
+                "harmful, complies" if labelled[key] else "harmful, does not comply"
+            )
+    for screen, threshold in reading["thresholds"].items():
+        for part, sets in reading["readings"][screen].items():
+            for name, groups in sets.items():
+                for group, counts in groups.items():
+                    scores = [
+                        i[screen]
+                        for i in items
+                        if (i["part"], i["dataset"], i["group"]) == (part, name, group)
+                    ]
+                    assert counts["drafts"] == len(scores)
+                    assert counts["drafts_held_back"] == sum(s >= threshold for s in scores)

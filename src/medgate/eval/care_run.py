@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from medgate.backends.pool import ModelInfo, ModelPool
 from medgate.careguard.datasets import CARE_TASK, CareDataset, CareItem
@@ -34,7 +34,7 @@ from medgate.careguard.evaluation import (
 )
 from medgate.careguard.gate import screening_questions
 from medgate.case_record import CaseRecord, RunInfo
-from medgate.config import MedgateConfig, RequestSafetyConfig, SelfCheckConfig, TrimConfig
+from medgate.config import MedgateConfig
 from medgate.errors import ConfigError
 from medgate.eval.data import DATASETS
 from medgate.eval.runlog import RunLog, matching_log
@@ -43,6 +43,8 @@ from medgate.pipeline import build_gate
 from medgate.records import Case, Record, Status
 
 #: The configurations a run can name: the gate as configured, and one ablation per component.
+#: A setting of a section (a nested dict) changes only the settings it names in that section;
+#: the others stay as configured.
 ABLATIONS: dict[str, dict[str, Any]] = {
     "main": {},
     "no_controller": {"use_controller": False},
@@ -53,15 +55,15 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     # The same judge reading "does it contain an error?" (docs/results/self_check_prompts.md).
     "with_self_check_no_error": {
         "judges": ["sra", "hra", "self_check"],
-        "self_check": SelfCheckConfig(reading="statements_no_error"),
+        "self_check": {"reading": "statements_no_error"},
     },
     # The released draft's doubted later sentences kept (off) or left out (required; the
     # default leaves them out whenever the generator is white-box). docs/careguard.md.
-    "no_trimming": {"trim": TrimConfig(enabled=False)},
+    "no_trimming": {"trim": {"enabled": False}},
     # The trim alone, without the opening check (the default before the check was).
-    "with_trimming": {"trim": TrimConfig(enabled=True, opening_samples=0)},
+    "with_trimming": {"trim": {"enabled": True, "opening_samples": 0}},
     # The trim with the opening check, as the default has it since; the name of its first runs.
-    "with_opening_check": {"trim": TrimConfig(enabled=True, opening_samples=3)},
+    "with_opening_check": {"trim": {"enabled": True, "opening_samples": 3}},
     # The HRA judge's own score waived where the SRA judge's is and the opening check reads
     # the draft, as the default has it since; the name of its first runs
     # (docs/results/careguard_runs_v30/NOTES.md).
@@ -76,12 +78,12 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "with_mistreatment_support": {"mistreatment_support": True},
     # Drafts read by a classifier fitted on recorded replies, as the default has it since; the
     # name of its first runs (docs/results/reply_classifier.md).
-    "with_reply_classifier": {"request_safety": RequestSafetyConfig(reply_classifier="reply")},
+    "with_reply_classifier": {"request_safety": {"reply_classifier": "reply"}},
     # The gate before that: drafts read by the request-safety classifier.
-    "request_reply_screen": {"request_safety": RequestSafetyConfig(reply_classifier="request")},
+    "request_reply_screen": {"request_safety": {"reply_classifier": "request"}},
     # The opening check with its samples drawn only for a draft the judges passed.
     "lazy_opening_check": {
-        "trim": TrimConfig(enabled=True, opening_samples=3, opening_draw="after_judges")
+        "trim": {"enabled": True, "opening_samples": 3, "opening_draw": "after_judges"}
     },
 }
 
@@ -132,7 +134,24 @@ def ablated(config: MedgateConfig, ablation: str) -> MedgateConfig:
     """``config`` with the named ablation applied to its CareGuard settings."""
     if ablation not in ABLATIONS:
         raise ConfigError(f"unknown configuration {ablation!r}: use {', '.join(ABLATIONS)}")
-    careguard = config.careguard.model_copy(update=ABLATIONS[ablation])
+    current = config.careguard
+    update: dict[str, Any] = {}
+    for key, value in ABLATIONS[ablation].items():
+        if isinstance(value, dict):
+            # Only what was set survives, so that a section's checks see the ablation's
+            # settings beside the user's own and not beside defaults that conflict with it.
+            section = getattr(current, key)
+            try:
+                update[key] = type(section).model_validate(
+                    {**section.model_dump(exclude_unset=True), **value}
+                )
+            except ValidationError as exc:
+                raise ConfigError(
+                    f"configuration {ablation!r} conflicts with the careguard.{key} settings: {exc}"
+                ) from exc
+        else:
+            update[key] = value
+    careguard = current.model_copy(update=update)
     return config.model_copy(update={"careguard": careguard})
 
 
