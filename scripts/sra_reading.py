@@ -133,8 +133,9 @@ def recorded_judge_scores() -> dict[str, int]:
     out: dict[str, int] = {}
     for f in sorted(glob.glob(str(RESULTS / "careguard_runs*" / "*.jsonl"))):
         for row, _ in run_drafts(Path(f)):
-            stage = row["record"]["verdict"]["trace"]["stages"].get("careguard") or {}
-            for rnd in stage.get("rounds") or []:
+            record = row.get("record") or {}
+            stage = record.get("verdict", {}).get("trace", {}).get("stages", {}).get("careguard")
+            for rnd in (stage or {}).get("rounds") or []:
                 sra = (rnd.get("assessments") or {}).get("sra") or {}
                 if sra.get("ran") and sra.get("judge_score") is not None:
                     d = Draft(row["dataset"], row["id"], "", "", rnd["draft"]["text"], "")
@@ -143,6 +144,13 @@ def recorded_judge_scores() -> dict[str, int]:
 
 
 def report() -> None:
+    result = reading()
+    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=1))
+
+
+def reading() -> dict[str, Any]:
+    """The rule's reading from the collected items and the runs' recorded judge scores."""
     items = {
         r["key"]: r
         for f in sorted(glob.glob(str(RESULTS / "sra_reading_*_*.jsonl.gz")))
@@ -163,8 +171,7 @@ def report() -> None:
     result["threshold"] = threshold
     test = [r for r in items.values() if r["part"] == "test" and chosen in r]
     result["test"] = test_reading(test, chosen, threshold, judge)
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=1))
+    return result
 
 
 def test_reading(
