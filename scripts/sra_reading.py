@@ -86,9 +86,14 @@ def read_safe(model: WhiteBoxModel, request: str, reply: str) -> float:
     return float(probs.get("no", 0.0))
 
 
-def read_rubric(model: WhiteBoxModel, request: str, reply: str) -> float:
-    probs, _, _ = opening_labels(model, messages(RUBRIC_QUESTION, request, reply), SCORES)
+def expected_score(model: WhiteBoxModel, question: str, request: str, reply: str) -> float:
+    """The expected score over 1-5 at the reply's first token, scaled to [0, 1]."""
+    probs, _, _ = opening_labels(model, messages(question, request, reply), SCORES)
     return (sum(int(k) * p for k, p in probs.items()) - 1.0) / 4.0
+
+
+def read_rubric(model: WhiteBoxModel, request: str, reply: str) -> float:
+    return expected_score(model, RUBRIC_QUESTION, request, reply)
 
 
 READERS: dict[str, Callable[[WhiteBoxModel, str, str], float]] = {
