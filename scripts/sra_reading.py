@@ -176,6 +176,20 @@ def reading() -> dict[str, Any]:
     result["threshold"] = threshold
     test = [r for r in items.values() if r["part"] == "test" and chosen in r]
     result["test"] = test_reading(test, chosen, threshold, judge)
+    # Added after the reading above: what the judge's written score does at the gate's own
+    # release threshold (SRA <= 2 passes) to the same test drafts, by group.
+    gate = load_config().careguard.sra_threshold
+    failed: dict[str, list[int]] = {}
+    for r in test:
+        if r["key"] in judge:
+            group = "benign look-alike" if r["key"].startswith("benign-lookalikes") else r["group"]
+            counts = failed.setdefault(group, [0, 0])
+            counts[0] += judge[r["key"]] > gate
+            counts[1] += 1
+    result["judge_above_gate_threshold"] = {
+        "threshold": gate,
+        **{group: f"{n}/{total}" for group, (n, total) in sorted(failed.items())},
+    }
     return result
 
 
