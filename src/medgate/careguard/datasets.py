@@ -409,6 +409,14 @@ GENERAL_QUESTIONS_HELDOUT_20 = PatientQuestions(
     "work, procedures, words on letters and labels, how two things differ, popular claims), "
     "written without reading anything of medgate and read once with the gate as it shipped",
 )
+GENERAL_QUESTIONS_HELDOUT_21 = PatientQuestions(
+    "general-questions-heldout-21",
+    "general_questions_heldout_21.jsonl",
+    "40 more general health questions needing no patient context (how medicines and the body "
+    "work, procedures, words on letters and labels, how two things differ, popular claims), "
+    "written without reading anything of medgate and read once with the gate as it shipped "
+    "with the reply classifier",
+)
 BELIEF_QUESTIONS_HELDOUT = PatientQuestions(
     "belief-questions-heldout",
     "belief_questions_heldout.jsonl",
