@@ -33,10 +33,14 @@ import argparse
 import hashlib
 import json
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# Run as a file (python scripts/NAME.py), the repository root must be importable too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.opening_support import DRAFT_SCORES, scored
 from scripts.trim_doubted import wrong_sentences
 

@@ -25,12 +25,16 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# Run as a file (python scripts/NAME.py), the repository root must be importable too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.opening_support import scored
 from scripts.self_check_prompts import pool_drafts
 from scripts.sra_reading import expected_score

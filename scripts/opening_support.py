@@ -48,12 +48,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# Run as a file (python scripts/NAME.py), the repository root must be importable too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.self_check_prompts import MODEL, pool_drafts
 from scripts.trim_doubted import readings, replay, wrong_sentences
 

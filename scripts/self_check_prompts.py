@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -55,6 +56,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# Run as a file (python scripts/NAME.py), the repository root must be importable too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.hra_own_drafts import labelled_drafts
 from scripts.replay_self_check_cut import labels_by_text
 

@@ -31,12 +31,16 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# Run as a file (python scripts/NAME.py), the repository root must be importable too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.reply_classifier import (
     BENIGN_TEST_SETS,
     MAX_BENIGN_HELD,
