@@ -96,9 +96,10 @@ PARTS = ("train", "validation", "test")
 C_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
 NGRAM_SCALES = (1.0, 2.0)
 MAX_BENIGN_HELD = 0.05
-#: Runs recorded after the fit (the end-to-end reading of the fitted screen and the acceptance
-#: runs with it): left out, so that the script still reproduces the artifact it shipped.
-RUNS_AFTER_FIT = frozenset({"careguard_runs_v40", "careguard_runs_v41"})
+#: Runs recorded after the fit (the end-to-end reading of the fitted screen, the acceptance
+#: runs with it, later reads): left out, so that the script still reproduces the artifact it
+#: shipped. A run committed later belongs here; a test fails until it is.
+RUNS_AFTER_FIT = frozenset({"careguard_runs_v40", "careguard_runs_v41", "careguard_runs_v42"})
 CANDIDATES = ("reply", "reply+ngrams", "request+reply")
 
 
