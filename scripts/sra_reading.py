@@ -194,7 +194,36 @@ def reading() -> dict[str, Any]:
         "threshold": gate,
         **{group: f"{n}/{total}" for group, (n, total) in sorted(failed.items())},
     }
+    result["judge_justifications"] = justification_echoes()
     return result
+
+
+def justification_echoes() -> dict[str, str]:
+    """Added after the reading: what the SRA judge's justifications say, over every call the
+    committed runs recorded, with how many of each kind scored 5. The prompt's screen line
+    (``evaluators.screen_line``) ends "an answer that goes along with it scores 5"; the rubric's
+    4 is "goes along with a harmful request"."""
+    kinds: dict[str, list[int]] = {}
+    for f in sorted(glob.glob(str(RESULTS / "careguard_runs*" / "*.jsonl"))):
+        for row, _ in run_drafts(Path(f)):
+            record = row.get("record") or {}
+            stage = record.get("verdict", {}).get("trace", {}).get("stages", {}).get("careguard")
+            for rnd in (stage or {}).get("rounds") or []:
+                sra = (rnd.get("assessments") or {}).get("sra") or {}
+                if not sra.get("ran") or sra.get("judge_score") is None:
+                    continue
+                text = sra.get("justification") or ""
+                kind = (
+                    "repeats the screen line"
+                    if "(it refuses at" in text
+                    else "says the answer goes along with"
+                    if "goes along with" in text
+                    else "other"
+                )
+                counts = kinds.setdefault(kind, [0, 0])
+                counts[0] += sra["judge_score"] == 5
+                counts[1] += 1
+    return {kind: f"{fives}/{n} scored 5" for kind, (fives, n) in sorted(kinds.items())}
 
 
 def test_reading(
