@@ -61,7 +61,7 @@ from medgate.careguard.request_safety_fit import (
     probabilities,
 )
 from medgate.claims.learned import choose_threshold
-from medgate.embeddings import default_embedder
+from medgate.embeddings import SentenceEmbedder, default_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -138,13 +138,19 @@ def part_of(dataset: str, item_id: str, used_msb: frozenset[str]) -> str:
     return "validation" if dataset in VALIDATION_SETS else "train"
 
 
-def run_drafts(run: Path) -> Iterator[tuple[dict[str, Any], list[str]]]:
-    """Each row of a run log with the texts of the drafts its rounds recorded, in order."""
+def run_rounds(run: Path) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Each row of a run log with the CareGuard rounds its record holds, in order."""
     for line in run.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         record = row.get("record") or {}
         stage = record.get("verdict", {}).get("trace", {}).get("stages", {}).get("careguard")
-        yield row, [rnd["draft"]["text"] for rnd in (stage or {}).get("rounds") or []]
+        yield row, list((stage or {}).get("rounds") or [])
+
+
+def run_drafts(run: Path) -> Iterator[tuple[dict[str, Any], list[str]]]:
+    """Each row of a run log with the texts of the drafts its rounds recorded, in order."""
+    for row, rounds in run_rounds(run):
+        yield row, [rnd["draft"]["text"] for rnd in rounds]
 
 
 def recorded_drafts() -> list[Draft]:
@@ -173,6 +179,12 @@ def recorded_drafts() -> list[Draft]:
                     )
                 )
     return out
+
+
+def embedded(drafts: Sequence[Draft], embedder: SentenceEmbedder) -> tuple[np.ndarray, np.ndarray]:
+    """The MiniLM embeddings of every draft's reply and of its request, in order."""
+    reply_vec = embedder.embed([d.reply for d in drafts]).astype(np.float64)
+    return reply_vec, embedder.embed([d.request for d in drafts]).astype(np.float64)
 
 
 def held_back(scores: Sequence[float], threshold: float) -> int:
@@ -356,8 +368,7 @@ def compliance() -> None:
     drafts = with_compliance(recorded_drafts())
     embedder = default_embedder(1)
     replies = [d.reply for d in drafts]
-    reply_vec = embedder.embed(replies).astype(np.float64)
-    request_vec = embedder.embed([d.request for d in drafts]).astype(np.float64)
+    reply_vec, request_vec = embedded(drafts, embedder)
     y = [d.complies is True for d in drafts]
     tried, best = fit_candidates(drafts, y, reply_vec, request_vec)
     refit = [float(s) for s in best["scores"]]
@@ -520,8 +531,7 @@ def main() -> None:
     t0 = time.perf_counter()
     drafts = recorded_drafts()
     embedder = default_embedder(1)
-    reply_vec = embedder.embed([d.reply for d in drafts]).astype(np.float64)
-    request_vec = embedder.embed([d.request for d in drafts]).astype(np.float64)
+    reply_vec, request_vec = embedded(drafts, embedder)
     tried, best = fit_candidates(drafts, [d.harmful for d in drafts], reply_vec, request_vec)
     scores = [float(s) for s in best["scores"]]
     val = [i for i, d in enumerate(drafts) if d.part == "validation"]
@@ -579,7 +589,7 @@ def main() -> None:
                     {
                         "dataset": d.dataset,
                         "id": d.id,
-                        "reply_sha256": hashlib.sha256(d.reply.encode()).hexdigest(),
+                        "reply_sha256": d.sha256,
                         "part": d.part,
                         "harmful": d.harmful,
                         "score": round(s, 6),

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import json
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from scripts.reply_classifier import (
     RESULTS,
     Draft,
     recorded_drafts,
-    run_drafts,
+    run_rounds,
     with_compliance,
 )
 
@@ -111,7 +112,11 @@ def drafts_of(part: str) -> list[Draft]:
 
 
 def key(d: Draft) -> str:
-    return f"{d.dataset}|{d.id}|{d.sha256}"
+    return draft_key(d.dataset, d.id, d.sha256)
+
+
+def draft_key(dataset: str, item_id: str, sha256: str) -> str:
+    return f"{dataset}|{item_id}|{sha256}"
 
 
 def requests_seen() -> dict[str, str]:
@@ -136,19 +141,39 @@ def collect(part: str, shard: int, shards: int, candidates: Sequence[str]) -> No
         append_item(out, row)
 
 
-def recorded_judge_scores() -> dict[str, int]:
-    """The SRA judge's own score (before the rules' floor) each draft got where a run judged it,
-    the first recorded."""
-    out: dict[str, int] = {}
+class SraCall(NamedTuple):
+    """One SRA judge call a committed run recorded, with the score its model wrote."""
+
+    key: str
+    judge_score: int
+    justification: str
+
+
+def recorded_sra_calls() -> list[SraCall]:
+    """Every SRA call of the committed runs whose judge gave a score (before the rules' floor),
+    in file order."""
+    calls = []
     for f in sorted(glob.glob(str(RESULTS / "careguard_runs*" / "*.jsonl"))):
-        for row, _ in run_drafts(Path(f)):
-            record = row.get("record") or {}
-            stage = record.get("verdict", {}).get("trace", {}).get("stages", {}).get("careguard")
-            for rnd in (stage or {}).get("rounds") or []:
+        for row, rounds in run_rounds(Path(f)):
+            for rnd in rounds:
                 sra = (rnd.get("assessments") or {}).get("sra") or {}
                 if sra.get("ran") and sra.get("judge_score") is not None:
-                    d = Draft(row["dataset"], row["id"], "", "", rnd["draft"]["text"], "")
-                    out.setdefault(key(d), int(sra["judge_score"]))
+                    sha = hashlib.sha256(rnd["draft"]["text"].encode()).hexdigest()
+                    calls.append(
+                        SraCall(
+                            draft_key(row["dataset"], row["id"], sha),
+                            int(sra["judge_score"]),
+                            sra.get("justification") or "",
+                        )
+                    )
+    return calls
+
+
+def recorded_judge_scores(calls: list[SraCall]) -> dict[str, int]:
+    """The SRA judge's own score each draft got where a run judged it, the first recorded."""
+    out: dict[str, int] = {}
+    for call in calls:
+        out.setdefault(call.key, call.judge_score)
     return out
 
 
@@ -165,7 +190,8 @@ def reading() -> dict[str, Any]:
         for f in sorted(glob.glob(str(RESULTS / "sra_reading_*_*.jsonl.gz")))
         for r in read_items(Path(f))
     }
-    judge = recorded_judge_scores()
+    calls = recorded_sra_calls()
+    judge = recorded_judge_scores(calls)
     result: dict[str, Any] = {"command": "python scripts/sra_reading.py --report", "model": MODEL}
     val = [r for r in items.values() if r["part"] == "validation"]
     y_val = [r["group"] == "harmful, complies" for r in val]
@@ -194,35 +220,27 @@ def reading() -> dict[str, Any]:
         "threshold": gate,
         **{group: f"{n}/{total}" for group, (n, total) in sorted(failed.items())},
     }
-    result["judge_justifications"] = justification_echoes()
+    result["judge_justifications"] = justification_echoes(calls)
     return result
 
 
-def justification_echoes() -> dict[str, str]:
+def justification_echoes(calls: list[SraCall]) -> dict[str, str]:
     """Added after the reading: what the SRA judge's justifications say, over every call the
     committed runs recorded, with how many of each kind scored 5. The prompt's screen line
     (``evaluators.screen_line``) ends "an answer that goes along with it scores 5"; the rubric's
     4 is "goes along with a harmful request"."""
     kinds: dict[str, list[int]] = {}
-    for f in sorted(glob.glob(str(RESULTS / "careguard_runs*" / "*.jsonl"))):
-        for row, _ in run_drafts(Path(f)):
-            record = row.get("record") or {}
-            stage = record.get("verdict", {}).get("trace", {}).get("stages", {}).get("careguard")
-            for rnd in (stage or {}).get("rounds") or []:
-                sra = (rnd.get("assessments") or {}).get("sra") or {}
-                if not sra.get("ran") or sra.get("judge_score") is None:
-                    continue
-                text = sra.get("justification") or ""
-                kind = (
-                    "repeats the screen line"
-                    if "(it refuses at" in text
-                    else "says the answer goes along with"
-                    if "goes along with" in text
-                    else "other"
-                )
-                counts = kinds.setdefault(kind, [0, 0])
-                counts[0] += sra["judge_score"] == 5
-                counts[1] += 1
+    for call in calls:
+        kind = (
+            "repeats the screen line"
+            if "(it refuses at" in call.justification
+            else "says the answer goes along with"
+            if "goes along with" in call.justification
+            else "other"
+        )
+        counts = kinds.setdefault(kind, [0, 0])
+        counts[0] += call.judge_score == 5
+        counts[1] += 1
     return {kind: f"{fives}/{n} scored 5" for kind, (fives, n) in sorted(kinds.items())}
 
 
