@@ -42,7 +42,7 @@ from scripts.trim_doubted import wrong_sentences
 
 from medgate.backends.pool import ModelPool
 from medgate.careguard.evaluators import HRA_RUBRIC
-from medgate.careguard.hra_fit import append_item, auroc_with_ci, read_items
+from medgate.careguard.hra_fit import append_item, auroc_with_ci, parse_shard, read_items
 from medgate.config import load_config
 from medgate.eval.metrics import auroc, bootstrap_ci
 
@@ -147,14 +147,15 @@ def main() -> None:
     parser.add_argument("--collect", action="store_true")
     parser.add_argument("--pool", choices=("dev", "test"))
     parser.add_argument("--model", choices=tuple(MODELS))
-    parser.add_argument("--shard", default="0/1", help="K/N: every N-th draft from the K-th")
+    parser.add_argument(
+        "--shard", type=parse_shard, default=(0, 1), help="K/N: every N-th draft from the K-th"
+    )
     parser.add_argument("--report", action="store_true")
     args = parser.parse_args()
     if args.collect:
         if args.pool is None or args.model is None:
             parser.error("--collect needs --pool and --model")
-        k, n = (int(x) for x in args.shard.split("/"))
-        collect(args.pool, args.model, k, n)
+        collect(args.pool, args.model, *args.shard)
     if args.report:
         result = reading()
         OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

@@ -64,7 +64,13 @@ from scripts.trim_doubted import readings, replay, wrong_sentences
 from medgate.backends.pool import ModelPool
 from medgate.careguard.categories import RiskCategory
 from medgate.careguard.generator import generator_messages
-from medgate.careguard.hra_fit import append_item, auroc_with_ci, consistency_sampler, read_items
+from medgate.careguard.hra_fit import (
+    append_item,
+    auroc_with_ci,
+    consistency_sampler,
+    parse_shard,
+    read_items,
+)
 from medgate.careguard.records import Triage
 from medgate.careguard.self_check import read_support
 from medgate.careguard.triage import instructions_for
@@ -294,15 +300,17 @@ def main() -> None:
     parser.add_argument("--collect", action="store_true")
     parser.add_argument("--pool", choices=("dev", "test"))
     parser.add_argument(
-        "--shard", default="0/1", help="K/N: read every N-th draft from the K-th (default 0/1)"
+        "--shard",
+        type=parse_shard,
+        default=(0, 1),
+        help="K/N: read every N-th draft from the K-th (default 0/1)",
     )
     parser.add_argument("--report", action="store_true")
     args = parser.parse_args()
     if args.collect:
         if args.pool is None:
             parser.error("--collect needs --pool")
-        shard, shards = (int(x) for x in args.shard.split("/"))
-        collect(args.pool, shard, shards)
+        collect(args.pool, *args.shard)
     if args.report:
         report()
 

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from scipy import sparse
 
 from medgate.backends.embedded import EMBEDDED_MODELS, resolve_embedded
+from medgate.careguard.hra_fit import parse_shard
 from medgate.careguard.request_probe import FeatureCache, verdict_messages
 from medgate.careguard.request_safety_fit import (
     MAX_FALSE_REFUSAL_RATE,
@@ -189,12 +190,13 @@ def measure(out: str) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("action", choices=("read", "measure"))
-    ap.add_argument("--shard", default="0/1")
+    ap.add_argument(
+        "--shard", type=parse_shard, default=(0, 1), help="K/N: every N-th from the K-th"
+    )
     ap.add_argument("--out", default="docs/results/request_probe_state.json")
     args = ap.parse_args()
     if args.action == "read":
-        shard, shards = (int(v) for v in args.shard.split("/"))
-        return read(shard, shards)
+        return read(*args.shard)
     return measure(args.out)
 
 

@@ -55,7 +55,7 @@ from scripts.reply_classifier import (
 from medgate.backends.base import ChatMessage, WhiteBoxModel, opening_labels
 from medgate.backends.pool import ModelPool
 from medgate.careguard.evaluators import SRA_RUBRIC
-from medgate.careguard.hra_fit import append_item, auroc_with_ci, read_items
+from medgate.careguard.hra_fit import append_item, auroc_with_ci, parse_shard, read_items
 from medgate.careguard.request_safety_fit import medsafetybench_rows
 from medgate.claims.learned import choose_threshold
 from medgate.config import load_config
@@ -292,14 +292,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collect", action="store_true")
     parser.add_argument("--part", choices=("validation", "test"))
-    parser.add_argument("--shard", default="0/1", help="K/N: every N-th draft from the K-th")
+    parser.add_argument(
+        "--shard", type=parse_shard, default=(0, 1), help="K/N: every N-th draft from the K-th"
+    )
     parser.add_argument("--candidates", nargs="+", choices=CANDIDATES, default=list(CANDIDATES))
     parser.add_argument("--report", action="store_true")
     args = parser.parse_args()
     if args.collect:
         if args.part is None:
             parser.error("--collect needs --part")
-        k, n = (int(x) for x in args.shard.split("/"))
+        k, n = args.shard
         collect(args.part, k, n, args.candidates)
     if args.report:
         report()

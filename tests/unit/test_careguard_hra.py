@@ -3,6 +3,7 @@ risk model (applied with numpy, failing closed), the generator's samples and rep
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from medgate.careguard.hra_fit import (
     append_item,
     auroc_with_ci,
     fit_risk_model,
+    parse_shard,
     read_items,
     split_of,
 )
@@ -389,6 +391,14 @@ def test_readings_appended_one_at_a_time_read_back_in_order(tmp_path: Path) -> N
         {"key": "a", "p": 0.1},
         {"key": "b", "statements": [["It stores bile.", 0.2]]},
     ]
+
+
+def test_a_shard_is_k_of_n_with_k_below_n() -> None:
+    assert parse_shard("0/2") == (0, 2)
+    assert parse_shard("1/2") == (1, 2)
+    for bad in ("2/2", "3/2", "1", "a/2", "-1/2", "1/0", ""):
+        with pytest.raises(argparse.ArgumentTypeError, match="K/N"):
+            parse_shard(bad)
 
 
 def test_the_split_depends_on_the_id_alone() -> None:

@@ -18,6 +18,7 @@ the model and for each feature alone.
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import json
@@ -111,6 +112,15 @@ def read_items(path: Path) -> list[dict[str, Any]]:
     """The collected readings (gzipped JSON lines)."""
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` (the K-th of N interleaved shards of a collection, ``0 <= K < N``) as ``(K, N)``:
+    the collecting scripts' ``--shard`` type, whose error argparse prints as a usage error."""
+    k, sep, n = text.partition("/")
+    if not (sep and k.strip().isdigit() and n.strip().isdigit()) or not int(k) < int(n):
+        raise argparse.ArgumentTypeError(f"a shard is K/N with 0 <= K < N, e.g. 0/2; got {text!r}")
+    return int(k), int(n)
 
 
 def append_item(path: Path, row: dict[str, Any]) -> None:
