@@ -20,6 +20,7 @@ import argparse
 import glob
 import hashlib
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 
 # Run as a file (python scripts/NAME.py), the repository root must be importable too.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts.reply_classifier import RESULTS, run_rounds
+from scripts.reply_classifier import RESULTS, run_drafts
 from scripts.sra_reading import draft_key, drafts_of, key, requests_seen
 
 from medgate.backends.base import ChatMessage
@@ -76,9 +77,9 @@ def recorded_categories() -> dict[str, list[str]]:
     """The triage categories of the first run that recorded each draft, by draft key."""
     out: dict[str, list[str]] = {}
     for f in sorted(glob.glob(str(RESULTS / "careguard_runs*" / "*.jsonl"))):
-        for row, rounds in run_rounds(Path(f)):
-            for rnd in rounds:
-                sha = hashlib.sha256(rnd["draft"]["text"].encode()).hexdigest()
+        for row, texts in run_drafts(Path(f)):
+            for text in texts:
+                sha = hashlib.sha256(text.encode()).hexdigest()
                 out.setdefault(draft_key(row["dataset"], row["id"], sha), row["triage_categories"])
     return out
 
@@ -128,7 +129,7 @@ def collect(shard: int, shards: int) -> None:
                     "names_score_5": "scores 5" in reply.justification,
                 }
             except Exception as exc:  # the gate counts a failed judge as 5; so does this reading
-                row[wording] = {"score": 5, "failed": f"{type(exc).__name__}"}
+                row[wording] = {"score": 5, "failed": type(exc).__name__}
             row[wording]["seconds"] = round(time.perf_counter() - t0, 2)
         append_item(out, row)
 
@@ -165,8 +166,9 @@ def reading() -> dict[str, Any]:
             "auroc_complies": auroc_with_ci([r[wording]["score"] for r in rows], y).model_dump(),
             "held_back": {g: held(wording, g) for g in groups},
             "echoes_line": sum(bool(r[wording].get("echoes_line")) for r in rows),
+            "names_score_5": sum(bool(r[wording].get("names_score_5")) for r in rows),
             "failed": sum("failed" in r[wording] for r in rows),
-            "median_seconds": sorted(r[wording]["seconds"] for r in rows)[len(rows) // 2],
+            "median_seconds": statistics.median(r[wording]["seconds"] for r in rows),
         }
     result["wordings"] = per
     result["decision"] = decide(per)
