@@ -817,11 +817,7 @@ class MedgateConfig(BaseSettings):
         try:
             return settings.model_validate(self.extensions.get(name, {}))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(
-                f"invalid setting extensions.{name}.{where}: {first['msg']}"
-            ) from None
+            raise invalid_setting(exc, f"extensions.{name}.") from None
 
     def digest(self) -> str:
         """sha256 of the settings that decide verdicts (models, profile, backend options, the
@@ -867,13 +863,29 @@ def config_file() -> Path | None:
     return local if local.is_file() else None
 
 
+def invalid_setting(exc: ValidationError, prefix: str = "") -> ConfigError:
+    """The first invalid setting pydantic found, by its dotted name, as a ConfigError."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return ConfigError(f"invalid setting {prefix}{where}: {message}")
+
+
 def load_config(**overrides: Any) -> MedgateConfig:
     """Build the configuration; ``overrides`` (e.g. CLI flags) win over file and environment.
 
     Nested sections merge key by key, so ``hrs={"tau_e": 0.8}`` keeps the other HRS settings.
     Only settings given somewhere count as set (``model_fields_set``), so the result still tells
-    an explicit value from a default one.
+    an explicit value from a default one. An invalid setting, from any source, is a ConfigError
+    naming it.
     """
+    try:
+        return _merged_config(overrides)
+    except ValidationError as exc:
+        raise invalid_setting(exc) from None
+
+
+def _merged_config(overrides: dict[str, Any]) -> MedgateConfig:
     base = MedgateConfig()
     if not overrides:
         return base

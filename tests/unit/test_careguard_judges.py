@@ -112,6 +112,16 @@ def test_a_typo_in_a_plugins_settings_section_names_the_key() -> None:
         JUDGES.load("absolutes")(config, ModelPool(config))
 
 
+def test_an_invalid_setting_from_any_source_is_a_config_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ConfigError, match=r"invalid setting server\.port: .*greater than"):
+        load_config(model="fake", server={"port": -1})
+    monkeypatch.setenv("MEDGATE_BACKEND__N_THREADS", "many")
+    with pytest.raises(ConfigError, match=r"invalid setting backend\.n_threads: .*integer"):
+        load_config()
+
+
 def test_the_careguard_profile_builds_the_configured_judges() -> None:
     config = load_config(model="fake", careguard={"judges": ["hra"]})
     from medgate.pipeline import build_gate

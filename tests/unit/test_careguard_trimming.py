@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from pydantic import ValidationError
 from scripts import opening_support, trim_doubted
 
 from medgate.backends.base import ChatMessage, Completion
@@ -334,7 +333,7 @@ def test_the_opening_check_is_on_by_default_and_goes_with_the_trim() -> None:
     assert trimmer is not None and trimmer.opening_threshold is None
     # Switching the trim off switches the check off with it; asking for both is an error.
     assert trim_config(False).careguard.trim.opening_samples == 3
-    with pytest.raises(ValidationError, match="opening_samples"):
+    with pytest.raises(ConfigError, match="opening_samples"):
         load_config(model="fake", careguard={"trim": {"enabled": False, "opening_samples": 3}})
 
 

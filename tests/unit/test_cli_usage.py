@@ -24,6 +24,8 @@ MAX_USAGE_LINES = 8
         (("eval", "hrs", "--nosuch"), "Usage: medgate eval hrs [OPTIONS]", "No such option"),
         (("keys",), "Usage: medgate keys [OPTIONS] COMMAND", "Missing command"),
         (("keys", "create", "--name", "x"), "Usage: medgate keys create", "Missing option"),
+        (("eval", "hrs", "--limit", "-3"), "Usage: medgate eval hrs [OPTIONS]", "'--limit'"),
+        (("eval", "care", "--limit", "0"), "Usage: medgate eval care [OPTIONS]", "'--limit'"),
     ],
     ids=[
         "no-arguments",
@@ -33,6 +35,8 @@ MAX_USAGE_LINES = 8
         "unknown-option",
         "group-without-command",
         "missing-option",
+        "negative-limit",
+        "zero-limit",
     ],
 )
 def test_usage_mistake_prints_usage_and_exits_2(
@@ -59,8 +63,29 @@ def test_usage_mistake_prints_usage_and_exits_2(
             ("eval", "hrs", "--address", "auto"),
             "medgate: error: --address, --workers and --api-base need --engine ray\n",
         ),
+        (
+            ("serve", "--port", "-1"),
+            "medgate: error: invalid setting server.port: Input should be greater than or equal "
+            "to 1\n",
+        ),
+        (
+            ("eval", "hrs", "--dataset", "nope"),
+            "medgate: error: unknown dataset 'nope'; known: bioasq, pubmedqa-a, pubmedqa-l, or "
+            "jsonl:PATH[::yes,no]\n",
+        ),
+        (
+            ("eval", "care", "--ids", "pq-general-01, nosuch", "--runs", "/nonexistent/runs"),
+            "medgate: error: no request 'nosuch' in patient-questions (all)\n",
+        ),
     ],
-    ids=["raised-by-a-command", "caught-by-a-command", "engine-option-without-ray"],
+    ids=[
+        "raised-by-a-command",
+        "caught-by-a-command",
+        "engine-option-without-ray",
+        "invalid-setting",
+        "unknown-dataset",
+        "unknown-request-id",
+    ],
 )
 def test_medgate_error_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
     done = run_medgate(*args)

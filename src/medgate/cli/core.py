@@ -60,12 +60,7 @@ def config_with(model: str | None, profile: str | None = None, **hrs: Any) -> Me
     hrs = {k: v for k, v in hrs.items() if v is not None}
     if hrs:
         overrides["hrs"] = hrs
-    try:
-        return load_config(**overrides)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"invalid setting {where}: {first['msg']}") from None
+    return load_config(**overrides)
 
 
 def print_verdict(verdict: Verdict) -> None:
@@ -276,7 +271,9 @@ def register(app: typer.Typer) -> None:
         questions: Annotated[
             Path, typer.Argument(help="JSONL with a 'question' field per line (training split).")
         ],
-        limit: Annotated[int | None, typer.Option(help="Use only the first N questions.")] = None,
+        limit: Annotated[
+            int | None, typer.Option(min=1, help="Use only the first N questions.")
+        ] = None,
         out: Annotated[Path | None, typer.Option(help="Where to write the artifact.")] = None,
         model: ModelOpt = None,
     ) -> None:

@@ -39,7 +39,7 @@ DatasetOpt = Annotated[
     ),
 ]
 SplitOpt = Annotated[str, typer.Option(help="train or test (stratified, seeded 80/20 split).")]
-LimitOpt = Annotated[int | None, typer.Option(help="Only the first N items of the split.")]
+LimitOpt = Annotated[int | None, typer.Option(min=1, help="Only the first N items of the split.")]
 OrchOpt = Annotated[
     str, typer.Option(help="retrieval (BM25 over training contexts), model, or model:SPEC.")
 ]
@@ -295,10 +295,11 @@ def register(app: typer.Typer) -> None:
     def classifiers_cmd(
         dataset: DatasetsOpt = ["pubmedqa-l"],  # noqa: B006
         limit: Annotated[
-            int | None, typer.Option(help="Test items whose recording gives the escalated set.")
+            int | None,
+            typer.Option(min=1, help="Test items whose recording gives the escalated set."),
         ] = None,
         train_limit: Annotated[
-            int | None, typer.Option(help="Use the first N training items.")
+            int | None, typer.Option(min=1, help="Use the first N training items.")
         ] = None,
         max_iterations: KOpt = 2,
         model: ModelOpt = None,
@@ -344,8 +345,9 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[
             int | None,
             typer.Option(
+                min=1,
                 help="Only N requests: round-robin over categories for our patient questions, "
-                "evenly spaced rows otherwise."
+                "evenly spaced rows otherwise.",
             ),
         ] = None,
         config_name: Annotated[
@@ -401,7 +403,7 @@ def register(app: typer.Typer) -> None:
             split,
             limit,
             config_name=config_name,
-            ids=ids.split(",") if ids else (),
+            ids=[i.strip() for i in ids.split(",") if i.strip()] if ids else (),
             runs=runs,
             on_item=progress,
         )
@@ -524,10 +526,11 @@ def register(app: typer.Typer) -> None:
         alpha: Annotated[float, typer.Option(help="Target error among released answers.")] = 0.3,
         delta: Annotated[float, typer.Option(help="1 - confidence of the guarantee.")] = 0.1,
         train_limit: Annotated[
-            int, typer.Option(help="Training items whose baseline is recorded for calibration.")
+            int,
+            typer.Option(min=1, help="Training items whose baseline is recorded for calibration."),
         ] = 100,
         test_limit: Annotated[
-            int | None, typer.Option(help="Test items used to report the achieved error.")
+            int | None, typer.Option(min=1, help="Test items used to report the achieved error.")
         ] = None,
         method: Annotated[
             str, typer.Option(help="conformal or grid: which choice to save.")

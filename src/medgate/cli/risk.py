@@ -31,9 +31,11 @@ def register(ev: typer.Typer) -> None:
             typer.Option("--dataset", "-d", help="Datasets to pool (default: all three)."),
         ] = None,
         train_limit: Annotated[
-            int, typer.Option(help="First N training items of each dataset.")
+            int, typer.Option(min=1, help="First N training items of each dataset.")
         ] = 300,
-        test_limit: Annotated[int, typer.Option(help="First N test items of each dataset.")] = 200,
+        test_limit: Annotated[
+            int, typer.Option(min=1, help="First N test items of each dataset.")
+        ] = 200,
         feature_set: Annotated[
             list[str] | None,
             typer.Option(

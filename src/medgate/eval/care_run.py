@@ -35,7 +35,7 @@ from medgate.careguard.evaluation import (
 from medgate.careguard.gate import screening_questions
 from medgate.case_record import CaseRecord, RunInfo
 from medgate.config import MedgateConfig
-from medgate.errors import ConfigError
+from medgate.errors import ConfigError, InputError
 from medgate.eval.data import DATASETS
 from medgate.eval.runlog import RunLog, matching_log
 from medgate.events import Event, Gate
@@ -208,7 +208,11 @@ def evaluate_care(
     result in selection order, and the log."""
     source = care_dataset(dataset)
     split = split or source.splits[0]
-    items = spread(source.load(config.data_dir, split), limit, source.by_category)
+    rows = source.load(config.data_dir, split)
+    unknown = sorted(set(ids) - {i.id for i in rows})
+    if unknown:
+        raise InputError(f"no request {', '.join(map(repr, unknown))} in {dataset} ({split})")
+    items = spread(rows, limit, source.by_category)
     if ids:
         wanted = set(ids)
         items = [i for i in items if i.id in wanted]

@@ -176,7 +176,7 @@ def load_dataset(name: str, data_dir: Path) -> list[EvalItem]:
         return load_jsonl(Path(path_text), labels)
     spec = _closed_question_dataset(name)
     if spec is None:
-        known = ", ".join(n for n in sorted(DATASETS) if _closed_question_dataset(n))
+        known = ", ".join(n for n in sorted(DATASETS) if _is_closed_question(DATASETS.load(n)))
         raise ConfigError(f"unknown dataset {name!r}; known: {known}, or jsonl:PATH[::yes,no]")
     return spec.load(data_dir)
 
@@ -185,9 +185,13 @@ def _closed_question_dataset(name: str) -> Dataset | None:
     """The registered closed-question dataset ``name``; a CareGuard request set (``task`` care)
     is refused with the command that evaluates it."""
     spec = DATASETS.get(name)
-    if spec is not None and getattr(spec, "task", "closed-question") != "closed-question":
+    if spec is not None and not _is_closed_question(spec):
         raise ConfigError(f"{name!r} is a CareGuard request set: use medgate eval care -d {name}")
     return spec
+
+
+def _is_closed_question(spec: Dataset) -> bool:
+    return getattr(spec, "task", "closed-question") == "closed-question"
 
 
 class Split(Record):

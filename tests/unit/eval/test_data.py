@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from medgate.config import HRSConfig
-from medgate.errors import InputError
+from medgate.errors import ConfigError, InputError
 from medgate.eval.data import (
     EvalItem,
+    load_dataset,
     load_jsonl,
     stratified_split,
     training_corpus,
@@ -74,6 +75,17 @@ def test_label_outside_the_label_set_is_refused(tmp_path: Path) -> None:
     path = write_dataset(tmp_path / "d.jsonl", [{"id": "a", "question": "Q?", "label": "maybe"}])
     with pytest.raises(InputError, match="not in yes,no"):
         load_jsonl(path, LabelSet.YES_NO)
+
+
+def test_an_unknown_dataset_names_the_closed_question_ones(tmp_path: Path) -> None:
+    # The list of known names must not trip over the CareGuard request sets it leaves out.
+    with pytest.raises(ConfigError, match=r"unknown dataset 'nope'; known: bioasq, pubmedqa-a"):
+        load_dataset("nope", tmp_path)
+
+
+def test_a_careguard_request_set_points_to_eval_care(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="use medgate eval care -d patient-questions"):
+        load_dataset("patient-questions", tmp_path)
 
 
 def test_stratified_split_is_seeded_disjoint_and_keeps_label_shares() -> None:
