@@ -4,6 +4,7 @@ message and exit 2, never a traceback, whichever copy of click typer runs on."""
 from __future__ import annotations
 
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,16 @@ MAX_USAGE_LINES = 8
         (("keys", "create", "--name", "x"), "Usage: medgate keys create", "Missing option"),
         (("eval", "hrs", "--limit", "-3"), "Usage: medgate eval hrs [OPTIONS]", "'--limit'"),
         (("eval", "care", "--limit", "0"), "Usage: medgate eval care [OPTIONS]", "'--limit'"),
+        (
+            ("calibrate", "--alpha", "2"),
+            "Usage: medgate calibrate [OPTIONS]",
+            "not between 0 and 1",
+        ),
+        (
+            ("eval", "care-unlabelled", "--runs", "/nonexistent/runs"),
+            "Usage: medgate eval care-unlabelled",
+            "does not exist",
+        ),
     ],
     ids=[
         "no-arguments",
@@ -37,6 +48,8 @@ MAX_USAGE_LINES = 8
         "missing-option",
         "negative-limit",
         "zero-limit",
+        "alpha-out-of-range",
+        "missing-runs-folder",
     ],
 )
 def test_usage_mistake_prints_usage_and_exits_2(
@@ -91,6 +104,15 @@ def test_medgate_error_is_one_line_and_exit_2(args: tuple[str, ...], message: st
     done = run_medgate(*args)
     assert done.returncode == 2, done.stderr
     assert done.stderr == message
+
+
+def test_a_file_that_cannot_be_written_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    done = run_medgate("eval", "care-report", "--runs", str(tmp_path), "--out", f"{blocker}/out")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"medgate: error: cannot use {blocker}")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
 
 
 def test_version_prints_the_installed_version() -> None:

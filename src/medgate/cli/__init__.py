@@ -15,7 +15,7 @@ import typer.main
 from medgate import __version__
 from medgate.cli import careguard, caselog, claims, core, eval, request_safety, server
 from medgate.cli.failures import fail
-from medgate.errors import MedgateError
+from medgate.errors import InputError, MedgateError
 
 app = typer.Typer(
     name="medgate",
@@ -71,9 +71,14 @@ def main() -> None:
     """Console entry point.
 
     typer runs in standalone mode, so it prints usage errors (with the command's usage) and
-    exits 2 itself; medgate's own errors reach here and become one line on stderr and exit 2.
+    exits 2 itself; medgate's own errors reach here and become one line on stderr and exit 2, and
+    so does a file or folder a command could not read or write (a missing parent folder, no
+    permission, a full disk), which the user can mend without reading a traceback.
     """
     try:
         app()
     except MedgateError as exc:
         sys.exit(fail(exc).exit_code)
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        sys.exit(fail(InputError(f"cannot use{where}: {exc.strerror or exc}")).exit_code)

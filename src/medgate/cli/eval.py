@@ -20,7 +20,9 @@ from medgate.cli.options import (
     ApiBaseOpt,
     EngineOpt,
     OutOpt,
+    RunsInOpt,
     WorkersOpt,
+    between_0_and_1,
     engine_from,
 )
 from medgate.cli.options import command_line as _command
@@ -423,20 +425,18 @@ def register(app: typer.Typer) -> None:
 
     @ev.command("care-report")
     def care_report_cmd(
-        runs: Annotated[Path, typer.Option(help="Folder of the run logs.")] = DEFAULT_CARE_RUNS,
+        runs: RunsInOpt = DEFAULT_CARE_RUNS,
         out: OutOpt = DEFAULT_OUT,
     ) -> None:
         """Regenerate careguard.{md,json} in --out from the CareGuard run logs, running nothing."""
         from medgate.eval.care_report import write_report
 
-        if not runs.is_dir():
-            raise typer.BadParameter(f"{runs} is not a folder")
         for path in write_report(runs, out):
             typer.echo(f"wrote {path}")
 
     @ev.command("care-unlabelled")
     def care_unlabelled_cmd(
-        runs: Annotated[Path, typer.Option(help="Folder of the run logs.")] = DEFAULT_CARE_RUNS,
+        runs: RunsInOpt = DEFAULT_CARE_RUNS,
         out: OutOpt = DEFAULT_OUT,
     ) -> None:
         """Print each released CareGuard answer that has no current hand label, one JSON line
@@ -507,14 +507,15 @@ def register(app: typer.Typer) -> None:
 
     @ev.command("report")
     def report_cmd(
-        results: Annotated[Path, typer.Option(help="Folder of committed results.")] = DEFAULT_OUT,
+        results: Annotated[
+            Path,
+            typer.Option(exists=True, file_okay=False, help="Folder of committed results."),
+        ] = DEFAULT_OUT,
         out: Annotated[Path | None, typer.Option(help="Report file.")] = None,
     ) -> None:
         """Assemble one Markdown report (with the plots) from the committed results."""
         from medgate.eval.report import assemble
 
-        if not results.is_dir():
-            raise typer.BadParameter(f"{results} is not a folder")
         path = assemble(results, out or results / "hrs_report.md")
         typer.echo(f"wrote {path}")
 
@@ -523,8 +524,13 @@ def register(app: typer.Typer) -> None:
     @app.command("calibrate")
     def calibrate_cmd(
         dataset: DatasetOpt = "pubmedqa-l",
-        alpha: Annotated[float, typer.Option(help="Target error among released answers.")] = 0.3,
-        delta: Annotated[float, typer.Option(help="1 - confidence of the guarantee.")] = 0.1,
+        alpha: Annotated[
+            float,
+            typer.Option(callback=between_0_and_1, help="Target error among released answers."),
+        ] = 0.3,
+        delta: Annotated[
+            float, typer.Option(callback=between_0_and_1, help="1 - confidence of the guarantee.")
+        ] = 0.1,
         train_limit: Annotated[
             int,
             typer.Option(min=1, help="Training items whose baseline is recorded for calibration."),

@@ -11,6 +11,17 @@ from medgate.cli.core import config_with
 
 OutOpt = Annotated[Path, typer.Option("--out", help="Report folder for JSON, Markdown, PNG.")]
 DEFAULT_OUT = Path("docs/results")
+#: A folder of CareGuard run logs that a command only reads: it must exist.
+RunsInOpt = Annotated[
+    Path, typer.Option("--runs", exists=True, file_okay=False, help="Folder of the run logs.")
+]
+
+
+def between_0_and_1(value: float) -> float:
+    """A target error rate or 1 - confidence: a share strictly between 0 and 1."""
+    if not 0.0 < value < 1.0:
+        raise typer.BadParameter(f"{value} is not between 0 and 1")
+    return value
 
 
 EngineOpt = Annotated[
@@ -30,8 +41,9 @@ AddressOpt = Annotated[
 WorkersOpt = Annotated[
     int | None,
     typer.Option(
+        min=1,
         help="Ray actors recording side by side; default: the CPUs Ray reports, at most the "
-        "items to record."
+        "items to record.",
     ),
 ]
 ApiBaseOpt = Annotated[

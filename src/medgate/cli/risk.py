@@ -15,6 +15,7 @@ from medgate.cli.options import (
     EngineOpt,
     OutOpt,
     WorkersOpt,
+    between_0_and_1,
     command_line,
     engine_from,
     eval_config,
@@ -56,9 +57,15 @@ def register(ev: typer.Typer) -> None:
             ),
         ] = 2,
         alpha: Annotated[
-            float, typer.Option(help="Target error among released answers (the shipped point).")
+            float,
+            typer.Option(
+                callback=between_0_and_1,
+                help="Target error among released answers (the shipped point).",
+            ),
         ] = 0.3,
-        delta: Annotated[float, typer.Option(help="1 - confidence of the guarantee.")] = 0.1,
+        delta: Annotated[
+            float, typer.Option(callback=between_0_and_1, help="1 - confidence of the guarantee.")
+        ] = 0.1,
         ship: Annotated[
             bool,
             typer.Option(help="Save the artifacts into the package (medgate/hrs/data/risk)."),
