@@ -82,6 +82,11 @@ def test_usage_mistake_prints_usage_and_exits_2(
             "to 1\n",
         ),
         (
+            ("eval", "care", "--max-refinements", "-1", "--ids", "pq-general-01"),
+            "medgate: error: invalid setting careguard.max_refinements: Input should be greater "
+            "than or equal to 0\n",
+        ),
+        (
             ("eval", "hrs", "--dataset", "nope"),
             "medgate: error: unknown dataset 'nope'; known: bioasq, pubmedqa-a, pubmedqa-l, or "
             "jsonl:PATH[::yes,no]\n",
@@ -96,6 +101,7 @@ def test_usage_mistake_prints_usage_and_exits_2(
         "caught-by-a-command",
         "engine-option-without-ray",
         "invalid-setting",
+        "invalid-setting-override",
         "unknown-dataset",
         "unknown-request-id",
     ],

@@ -88,7 +88,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a gate profile on a dataset as deployed: each item's case record goes to the
         run's log (resumed when run again), and the summary is recomputed from it."""
-        from medgate.cli.core import config_with
         from medgate.eval.gate_run import evaluate_gate, summarise
 
         config = config_with(model, profile)
@@ -386,10 +385,12 @@ def register(app: typer.Typer) -> None:
         from medgate.eval.care_report import ROWS, write_report
         from medgate.eval.care_run import evaluate_care
 
-        config = config_with(model, profile or "careguard")
-        if max_refinements is not None:
-            careguard = config.careguard.model_copy(update={"max_refinements": max_refinements})
-            config = config.model_copy(update={"careguard": careguard})
+        # Through load_config, so that the override is validated like any other setting.
+        config = load_config(
+            model=model or None,
+            profile=profile or "careguard",
+            careguard={"max_refinements": max_refinements} if max_refinements is not None else None,
+        )
 
         def progress(result: ItemResult, k: int, total: int) -> None:
             typer.echo(
