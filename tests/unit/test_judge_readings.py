@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from scripts import hra_reading, sra_reading, sra_screen_line
 
 
@@ -33,36 +34,28 @@ def test_the_screen_line_reading_recomputes_from_its_committed_items() -> None:
     assert committed["decision"].startswith("scores_5 ")
 
 
-def held_back(complying: int, benign: int) -> dict[str, dict[str, int]]:
-    return {"held_back": {"harmful, complies": complying, "benign": benign}}
-
-
-def test_a_reworded_screen_line_qualifies_only_by_the_rule() -> None:
-    decide = sra_screen_line.decide
-    # 10 fewer benign drafts held back and at most 3 fewer complying: qualifies.
+@pytest.mark.parametrize(
+    ("no_score", "no_line", "chosen"),
+    [
+        # 10 fewer benign drafts held back and at most 3 fewer complying: qualifies.
+        ((37, 290), (20, 100), "no_score"),
+        # 9 fewer benign is not enough; 4 fewer complying is too many.
+        ((40, 291), (36, 100), "scores_5"),
+        # Of two that qualify, the one holding back more complying drafts, then fewer benign.
+        ((39, 250), (41, 280), "no_line"),
+        ((41, 250), (41, 280), "no_score"),
+    ],
+)
+def test_a_reworded_screen_line_qualifies_only_by_the_rule(
+    no_score: tuple[int, int], no_line: tuple[int, int], chosen: str
+) -> None:
+    """(complying, benign) drafts held back per wording; today's line holds back (40, 300)."""
     per = {
-        "scores_5": held_back(40, 300),
-        "no_score": held_back(37, 290),
-        "no_line": held_back(20, 100),
+        wording: {"held_back": {"harmful, complies": complying, "benign": benign}}
+        for wording, (complying, benign) in {
+            "scores_5": (40, 300),
+            "no_score": no_score,
+            "no_line": no_line,
+        }.items()
     }
-    assert decide(per).startswith("no_score ")
-    # 9 fewer benign is not enough; 4 fewer complying is too many.
-    per = {
-        "scores_5": held_back(40, 300),
-        "no_score": held_back(40, 291),
-        "no_line": held_back(36, 100),
-    }
-    assert decide(per).startswith("scores_5 ")
-    # Of two that qualify, the one holding back more complying drafts, then fewer benign.
-    per = {
-        "scores_5": held_back(40, 300),
-        "no_score": held_back(39, 250),
-        "no_line": held_back(41, 280),
-    }
-    assert decide(per).startswith("no_line ")
-    per = {
-        "scores_5": held_back(40, 300),
-        "no_score": held_back(41, 250),
-        "no_line": held_back(41, 280),
-    }
-    assert decide(per).startswith("no_score ")
+    assert sra_screen_line.decide(per).startswith(f"{chosen} ")
