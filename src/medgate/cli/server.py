@@ -142,6 +142,12 @@ def register(app: typer.Typer) -> None:
             found = Store.open(_config(database_url)).list_keys()
         except MedgateError as exc:
             raise fail(exc) from exc
+        if not found:
+            # On stderr, so that a script reading the list still reads an empty one.
+            typer.echo(
+                "no API keys yet: create one with medgate keys create --name NAME --role ROLE",
+                err=True,
+            )
         for key in found:
             state = "active" if key.active else f"revoked {key.revoked_at}"
             typer.echo(f"{key.id}  {key.role.value:<9}  {key.name}  ({state})")

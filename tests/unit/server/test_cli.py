@@ -30,6 +30,9 @@ def cli() -> typer.Typer:
 def test_keys_create_list_revoke(cli: typer.Typer, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     runner = CliRunner()
+    empty = runner.invoke(cli, ["keys", "list", "--database-url", url])
+    assert empty.exit_code == 0 and empty.stdout == ""
+    assert "no API keys yet: create one with medgate keys create" in empty.stderr
     created = runner.invoke(
         cli, ["keys", "create", "--name", "dr a", "--role", "clinician", "--database-url", url]
     )
