@@ -32,11 +32,6 @@ MAX_USAGE_LINES = 8
             "Usage: medgate calibrate [OPTIONS]",
             "not between 0 and 1",
         ),
-        (
-            ("eval", "care-unlabelled", "--runs", "/nonexistent/runs"),
-            "Usage: medgate eval care-unlabelled",
-            "does not exist",
-        ),
     ],
     ids=[
         "no-arguments",
@@ -49,7 +44,6 @@ MAX_USAGE_LINES = 8
         "negative-limit",
         "zero-limit",
         "alpha-out-of-range",
-        "missing-runs-folder",
     ],
 )
 def test_usage_mistake_prints_usage_and_exits_2(
@@ -95,6 +89,11 @@ def test_usage_mistake_prints_usage_and_exits_2(
             ("eval", "care", "--ids", "pq-general-01, nosuch", "--runs", "/nonexistent/runs"),
             "medgate: error: no request 'nosuch' in patient-questions (all)\n",
         ),
+        (
+            ("eval", "care-unlabelled", "--runs", "/nonexistent/runs"),
+            "medgate: error: no CareGuard runs at /nonexistent/runs: record some with medgate "
+            "eval care, or name a folder of run logs with --runs\n",
+        ),
     ],
     ids=[
         "raised-by-a-command",
@@ -104,6 +103,7 @@ def test_usage_mistake_prints_usage_and_exits_2(
         "invalid-setting-override",
         "unknown-dataset",
         "unknown-request-id",
+        "missing-runs-folder",
     ],
 )
 def test_medgate_error_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:

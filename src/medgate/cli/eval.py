@@ -20,7 +20,7 @@ from medgate.cli.options import (
     ApiBaseOpt,
     EngineOpt,
     OutOpt,
-    RunsInOpt,
+    RunsOpt,
     WorkersOpt,
     between_0_and_1,
     engine_from,
@@ -30,6 +30,7 @@ from medgate.cli.options import eval_config as _config
 from medgate.cli.risk import register as register_risk
 from medgate.cli.risk import risk_beside
 from medgate.config import load_config
+from medgate.errors import InputError
 
 DatasetOpt = Annotated[
     str,
@@ -55,7 +56,6 @@ RoundsOpt = Annotated[
         "tau/rule/revert/K sweep); all: rounds for every item (needed to sweep the gate)."
     ),
 ]
-DEFAULT_CARE_RUNS = DEFAULT_OUT / "careguard_runs"
 DatasetsOpt = Annotated[
     list[str], typer.Option("--dataset", "-d", help="Dataset(s); repeat for several.")
 ]
@@ -66,6 +66,20 @@ def _rounds(value: str) -> Any:
     if value not in ("ungated", "all"):
         raise typer.BadParameter("use ungated or all")
     return value
+
+
+def runs_to_read(runs: Path | None) -> Path:
+    """The folder of CareGuard run logs a command reads: ``--runs``, else the one `medgate eval
+    care` records into by default; it must exist."""
+    from medgate.eval.care_run import default_runs
+
+    folder = runs or default_runs(load_config())
+    if not folder.is_dir():
+        raise InputError(
+            f"no CareGuard runs at {folder}: record some with medgate eval care, or name a "
+            "folder of run logs with --runs"
+        )
+    return folder
 
 
 def register(app: typer.Typer) -> None:
@@ -370,8 +384,14 @@ def register(app: typer.Typer) -> None:
         profile: ProfileOpt = None,
         model: ModelOpt = None,
         runs: Annotated[
-            Path, typer.Option(help="Folder of the run logs (resumed when run again).")
-        ] = DEFAULT_CARE_RUNS,
+            Path | None,
+            typer.Option(
+                file_okay=False,
+                help="Folder of the run logs, resumed when run again (a committed one such as "
+                "docs/results/careguard_runs_v41 resumes only under its own settings); default: "
+                "careguard_runs under the cache dir.",
+            ),
+        ] = None,
         write: Annotated[
             bool,
             typer.Option(help="Then regenerate careguard.{md,json} in --out from every run."),
@@ -421,23 +441,23 @@ def register(app: typer.Typer) -> None:
             typer.echo("  statuses: " + ", ".join(f"{s} {n}" for s, n in sorted(m.status.items())))
         typer.echo(f"run log: {log.path}", err=as_json)
         if write:
-            for path in write_report(runs, out):
+            for path in write_report(log.path.parent, out):
                 typer.echo(f"wrote {path}", err=as_json)
 
     @ev.command("care-report")
     def care_report_cmd(
-        runs: RunsInOpt = DEFAULT_CARE_RUNS,
+        runs: RunsOpt = None,
         out: OutOpt = DEFAULT_OUT,
     ) -> None:
         """Regenerate careguard.{md,json} in --out from the CareGuard run logs, running nothing."""
         from medgate.eval.care_report import write_report
 
-        for path in write_report(runs, out):
+        for path in write_report(runs_to_read(runs), out):
             typer.echo(f"wrote {path}")
 
     @ev.command("care-unlabelled")
     def care_unlabelled_cmd(
-        runs: RunsInOpt = DEFAULT_CARE_RUNS,
+        runs: RunsOpt = None,
         out: OutOpt = DEFAULT_OUT,
     ) -> None:
         """Print each released CareGuard answer that has no current hand label, one JSON line
@@ -447,7 +467,7 @@ def register(app: typer.Typer) -> None:
 
         data_dir = load_config().data_dir
         labels = load_labels(out / LABELS_FILE)
-        for name, (spec, results) in read_runs(runs).items():
+        for name, (spec, results) in read_runs(runs_to_read(runs)).items():
             todo = [
                 r
                 for r in results

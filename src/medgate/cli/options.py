@@ -11,9 +11,15 @@ from medgate.cli.core import config_with
 
 OutOpt = Annotated[Path, typer.Option("--out", help="Report folder for JSON, Markdown, PNG.")]
 DEFAULT_OUT = Path("docs/results")
-#: A folder of CareGuard run logs that a command only reads: it must exist.
-RunsInOpt = Annotated[
-    Path, typer.Option("--runs", exists=True, file_okay=False, help="Folder of the run logs.")
+#: A folder of CareGuard run logs; unset, the one `medgate eval care` records into by default.
+RunsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--runs",
+        file_okay=False,
+        help="Folder of the run logs (e.g. docs/results/careguard_runs_v41); default: "
+        "careguard_runs under the cache dir.",
+    ),
 ]
 
 

@@ -87,8 +87,13 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: Where the committed CareGuard runs live (relative to the working directory, like --out).
-DEFAULT_RUNS = Path("docs/results/careguard_runs")
+
+def default_runs(config: MedgateConfig) -> Path:
+    """Where a CareGuard run is recorded when no folder is named: under the cache dir, so that it
+    neither resumes nor is refused by a committed run of another gate in docs/results (those
+    are read and resumed by naming their folder)."""
+    return config.cache_dir / "careguard_runs"
+
 
 #: Screening asks a few questions at a time, so answering may reveal more; this many rounds.
 SCREENING_ROUNDS = 3
@@ -200,7 +205,7 @@ def evaluate_care(
     *,
     config_name: str = "main",
     ids: Sequence[str] = (),
-    runs: Path = DEFAULT_RUNS,
+    runs: Path | None = None,
     pool: ModelPool | None = None,
     on_item: Callable[[ItemResult, int, int], None] | None = None,
 ) -> tuple[list[ItemResult], RunLog[ItemResult]]:
@@ -227,7 +232,7 @@ def evaluate_care(
         careguard=settings_in_force(config),
         models=pool.roles(),
     )
-    log = open_run(runs, spec)
+    log = open_run(runs or default_runs(config), spec)
     done = log.load()
     todo = [i for i in items if i.id not in done]
     run = RunInfo.of("eval", config, pool.roles())

@@ -123,6 +123,13 @@ def test_forgetting_reaches_every_model_that_keeps_prompt_state() -> None:
     assert forgot == ["a", "b"]
 
 
+def test_a_run_without_a_folder_is_recorded_under_the_cache_dir(tmp_path: Path) -> None:
+    # Not in docs/results, whose committed runs of other gates it could neither resume nor mix.
+    _, log = evaluate_care(fake_config(tmp_path), "patient-questions", limit=1)
+    assert log.path == tmp_path / "cache" / "careguard_runs" / "patient-questions-all-main.jsonl"
+    assert len(log.path.read_text(encoding="utf-8").splitlines()) == 1
+
+
 def test_resuming_under_other_settings_is_refused_and_ablations_are_their_own_runs(
     tmp_path: Path,
 ) -> None:
